@@ -1,0 +1,70 @@
+// Every error code the service can answer with, in one registry. Retired codes are never reused.
+
+export interface ErrorSpec {
+  /** HTTP status the code is answered with. */
+  readonly status: number;
+  /** True when trying again later can succeed (broker or Redis hiccup), false when the input itself is wrong. */
+  readonly retryable: boolean;
+  /** One line for docs/errors.md and the OpenAPI description. */
+  readonly meaning: string;
+}
+
+export const ERROR_CODES = {
+  VALIDATION_ERROR: {
+    status: 400,
+    retryable: false,
+    meaning: 'The request format is invalid: malformed JSON, wrong types, unknown or forbidden fields.',
+  },
+  DSL_ERROR: { status: 400, retryable: false, meaning: 'The condition DSL is invalid; the detail lists the path of every problem.' },
+  UNAUTHORIZED: { status: 401, retryable: false, meaning: 'Authentication is on and no valid API key was sent.' },
+  FORBIDDEN: { status: 403, retryable: false, meaning: 'The API key is valid but its scope does not allow this operation.' },
+  RULE_NOT_FOUND: { status: 404, retryable: false, meaning: 'The given rule id does not exist.' },
+  NOT_FOUND: { status: 404, retryable: false, meaning: 'The execution, ruleset, session or route does not exist.' },
+  CONFLICT: {
+    status: 409,
+    retryable: false,
+    meaning: 'The change conflicts with stored state, e.g. a rule name already used in its domain.',
+  },
+  PAYLOAD_TOO_LARGE: { status: 413, retryable: false, meaning: 'The request body is larger than the configured limit.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, retryable: false, meaning: 'A request body was sent without Content-Type: application/json.' },
+  INTERNAL_ERROR: { status: 500, retryable: false, meaning: 'Server error; no internals are disclosed.' },
+  UNAVAILABLE: { status: 503, retryable: true, meaning: 'A dependency (database, Redis, Kafka) is unavailable; try again later.' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** An error that crosses a boundary (HTTP, Kafka dead letter) with a registered code. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly retryable: boolean;
+
+  constructor(code: ErrorCode, detail: string, options?: { cause?: unknown }) {
+    super(detail, options);
+    this.name = 'AppError';
+    this.code = code;
+    this.status = ERROR_CODES[code].status;
+    this.retryable = ERROR_CODES[code].retryable;
+  }
+
+  toBody(): { detail: string; error_code: ErrorCode } {
+    return { detail: this.message, error_code: this.code };
+  }
+}
+
+export function isErrorCode(value: string): value is ErrorCode {
+  return Object.hasOwn(ERROR_CODES, value);
+}
+
+/** Walks the `cause` chain: true when any link is marked retryable (transient), so the caller retries instead of dead-lettering. */
+export function isRetryable(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  let current: unknown = error;
+  while (current instanceof Error && !seen.has(current)) {
+    seen.add(current);
+    if (current instanceof AppError) return current.retryable;
+    if ((current as { retriable?: unknown }).retriable === true) return true;
+    current = current.cause;
+  }
+  return false;
+}
