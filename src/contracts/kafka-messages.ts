@@ -1,0 +1,91 @@
+// The messages the Kafka pipeline reads and writes: facts in, results out, dead letters aside, rule changes broadcast.
+import { z } from 'zod';
+import { ruleFieldSchemas } from './rule.ts';
+
+/** Deepest nesting a fact may have (the fact object is level 1), the same limit POST /api/v1/evaluate applies. */
+export const MAX_FACT_DEPTH = 64;
+
+/** True when a JSON value nests deeper than `limit` levels; iterative, so hostile input cannot overflow the stack. */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const stack: { item: object; depth: number }[] = [{ item: value, depth: 1 }];
+  while (stack.length > 0) {
+    const { item, depth } = stack.pop()!;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) {
+      if (typeof child === 'object' && child !== null) stack.push({ item: child, depth: depth + 1 });
+    }
+  }
+  return false;
+}
+
+// Avro writers send null for an absent optional field, so null means "not given" here.
+const optionalText = (max: number) => z.string().min(1).max(max).nullish();
+
+/** The value of a message on the facts topic (JSON, or Avro / JSON Schema through the schema registry). */
+export const factMessageSchema = z
+  .strictObject({
+    facts: z
+      .record(z.string(), z.unknown())
+      .refine((facts) => !nestsDeeperThan(facts, MAX_FACT_DEPTH), `must not be nested deeper than ${MAX_FACT_DEPTH} levels`)
+      .describe('The fact: an object of named fields, as in POST /api/v1/evaluate.'),
+    domain: ruleFieldSchemas.domain.nullish().describe("Only this domain's rules are evaluated; every domain when absent, as over HTTP."),
+    session_id: optionalText(200).describe('Reserved for stateful sessions; accepted and currently evaluated statelessly.'),
+    fact_id: optionalText(200).describe('Reserved for stateful sessions; accepted and currently ignored.'),
+  })
+  .describe('A fact to evaluate, read from the facts topic.');
+export type FactMessage = z.output<typeof factMessageSchema>;
+
+/** Where an input message was read; offsets are int64 and travel as decimal strings. */
+export const sourcePositionSchema = z.strictObject({
+  topic: z.string(),
+  partition: z.number().int().min(0),
+  offset: z.string().regex(/^\d+$/, 'offset must be a decimal string'),
+});
+export type SourcePosition = z.infer<typeof sourcePositionSchema>;
+
+/** The value of a message on the results topic; its key is the input key. */
+export const resultMessageSchema = z
+  .strictObject({
+    execution_id: z.string().describe('Id of the recorded execution: GET /api/v1/executions/{id}.'),
+    fired_rules: z.array(z.number().int()).describe('Ids of the rules that fired: priority descending, then id ascending.'),
+    actions: z.array(z.string()).describe('Distinct actions of the fired rules, in fired_rules order.'),
+    latency_ms: z.number().describe('Evaluation time in milliseconds.'),
+    domain: z.string().nullable().describe('The domain that was evaluated; null when every domain was.'),
+    revision: z.number().int().min(0).describe('The rule revision the evaluation used.'),
+    source: sourcePositionSchema.describe('The input message this result answers.'),
+  })
+  .describe('The evaluation of one fact message, written to the results topic.');
+export type ResultMessage = z.infer<typeof resultMessageSchema>;
+
+/** Header names the dead-letter topic adds; the value and key are the original bytes. */
+export const DEAD_LETTER_HEADERS = {
+  errorCode: 'error_code',
+  errorDetail: 'error_detail',
+  sourceTopic: 'source_topic',
+  sourcePartition: 'source_partition',
+  sourceOffset: 'source_offset',
+} as const;
+
+/** The headers of a dead letter, as strings; the original headers are kept beside them. */
+export const deadLetterHeadersSchema = z
+  .looseObject({
+    [DEAD_LETTER_HEADERS.errorCode]: z.string().describe('A code from the error registry, e.g. VALIDATION_ERROR.'),
+    [DEAD_LETTER_HEADERS.errorDetail]: z.string().describe('Why the message can never be evaluated.'),
+    [DEAD_LETTER_HEADERS.sourceTopic]: z.string(),
+    [DEAD_LETTER_HEADERS.sourcePartition]: z.string().regex(/^\d+$/),
+    [DEAD_LETTER_HEADERS.sourceOffset]: z.string().regex(/^\d+$/),
+  })
+  .describe('Headers of a message on the dead-letter topic; its key and value are the original bytes.');
+export type DeadLetterHeaders = z.infer<typeof deadLetterHeadersSchema>;
+
+/** The value of a message on the compacted rule changelog; its key is the rule id (or ruleset id). */
+export const ruleChangeMessageSchema = z
+  .strictObject({
+    revision: z.number().int().min(0).describe('The store-wide rule revision the change produced.'),
+    rule_id: z.number().int().min(1).nullable().describe('The rule that changed; null when the change was not to one rule.'),
+    change: z.enum(['create', 'update', 'delete', 'reload']).describe('What happened.'),
+    at: z.string().describe('When, ISO 8601.'),
+  })
+  .describe('A change to the rules: every instance reloads its catalog to at least this revision.');
+export type RuleChangeMessage = z.infer<typeof ruleChangeMessageSchema>;

@@ -1,0 +1,28 @@
+// A rule as the engine and every transport see it.
+import { z } from 'zod';
+import { conditionNodeSchema } from './condition-dsl.ts';
+
+export const DEFAULT_DOMAIN = 'default';
+
+const name = z.string().trim().min(1, 'name must not be empty').max(200);
+const domain = z.string().trim().min(1, 'domain must not be empty').max(100);
+const action = z.string().min(1, 'action must not be empty').max(200);
+const tags = z.array(z.string().min(1).max(64)).max(50);
+
+/** A rule the engine can compile. `condition_dsl` is validated separately so every DSL problem gets a path. */
+export const ruleSchema = z.strictObject({
+  id: z.number().int().min(1),
+  name,
+  domain: domain.default(DEFAULT_DOMAIN),
+  condition_dsl: conditionNodeSchema,
+  action,
+  priority: z.number().int().default(0),
+  enabled: z.boolean().default(true),
+  description: z.string().max(2_000).optional(),
+  tags: tags.optional(),
+});
+export type Rule = z.output<typeof ruleSchema>;
+/** What a caller hands to the engine: defaults may be left out. */
+export type RuleInput = z.input<typeof ruleSchema>;
+
+export const ruleFieldSchemas = { name, domain, action, tags } as const;

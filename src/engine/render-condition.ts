@@ -1,0 +1,69 @@
+// Human-readable renderings of conditions and fact values, for explanations (`amount > 5000`, `country in [US, CA]`).
+import { CANONICAL_OPERATOR, type ConditionNode, type ConditionValue, type Scalar } from '../contracts/condition-dsl.ts';
+
+const MAX_LIST_ITEMS = 10;
+const MAX_ACTUAL_LENGTH = 80;
+
+function renderScalar(value: Scalar): string {
+  return typeof value === 'string' ? JSON.stringify(value) : String(value);
+}
+
+/** Strings in lists are bare (`[US, CA]`) unless they could be misread, then quoted. */
+function renderListItem(value: Scalar): string {
+  if (typeof value !== 'string') return String(value);
+  const misleading = value === '' || value.trim() !== value || /[,[\]"]/.test(value) || /^(true|false|null|-?\d)/.test(value);
+  return misleading ? JSON.stringify(value) : value;
+}
+
+export function renderValue(value: ConditionValue): string {
+  if (!Array.isArray(value)) return renderScalar(value);
+  const shown = value.slice(0, MAX_LIST_ITEMS).map(renderListItem);
+  if (value.length > MAX_LIST_ITEMS) shown.push(`... ${value.length - MAX_LIST_ITEMS} more`);
+  return `[${shown.join(', ')}]`;
+}
+
+/** A fact value as seen: `missing`, or `actual: 4200` (JSON, cut short). Never throws. */
+export function renderActual(value: unknown): string {
+  if (value === undefined) return 'missing';
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    // Cycles and bigints cannot be JSON: name the kind of value instead.
+    text = Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+  }
+  if (text.length > MAX_ACTUAL_LENGTH) text = `${text.slice(0, MAX_ACTUAL_LENGTH - 3)}...`;
+  return `actual: ${text}`;
+}
+
+/** A node inside another one: composites get parentheses so the rendering reads unambiguously. */
+function renderNested(node: ConditionNode): string {
+  const text = renderCondition(node);
+  return node.type === 'and' || node.type === 'or' || node.type === 'any' || node.type === 'all' ? `(${text})` : text;
+}
+
+/** `amount > 5000`, `not (x == 1)`, `any items: sku == "A"`, `exists email`, `a > 1 and (b == 2 or c == 3)`. */
+export function renderCondition(node: ConditionNode): string {
+  switch (node.type) {
+    case 'condition':
+      return `${node.field} ${CANONICAL_OPERATOR[node.op]} ${renderValue(node.value)}`;
+    case 'and':
+    case 'or':
+      return node.children.map(renderNested).join(` ${node.type} `);
+    case 'not':
+      return `not (${renderCondition(node.child)})`;
+    case 'exists':
+      return `exists ${node.field}`;
+    case 'any':
+    case 'all':
+      return `${node.type} ${node.field}: ${renderNested(node.condition)}`;
+  }
+}
+
+/** `a`, `a and b`, `a, b and c`; long lists are cut to keep the sentence one sentence. */
+export function joinList(items: readonly string[], limit = 5): string {
+  const shown = items.slice(0, limit);
+  if (items.length > limit) shown.push(`${items.length - limit} more`);
+  if (shown.length <= 1) return shown.join('');
+  return `${shown.slice(0, -1).join(', ')} and ${shown[shown.length - 1]}`;
+}

@@ -1,0 +1,239 @@
+// validateCondition: every problem of a DSL tree with its path. A fast bounded walk decides; zod only words the messages.
+import type { z } from 'zod';
+import {
+  CANONICAL_OPERATOR,
+  type ConditionValue,
+  conditionNodeSchema,
+  DSL_LIMITS,
+  OPERATORS,
+  type Operator,
+  valueProblem,
+} from '../contracts/condition-dsl.ts';
+import type { ValidationIssue, ValidationResult } from '../contracts/evaluation.ts';
+import { regexProblem } from './regex-safety.ts';
+
+type PathSegment = string | number;
+type NodeObject = Record<string, unknown>;
+
+const NODE_TYPES = ['condition', 'and', 'or', 'not', 'exists', 'any', 'all'] as const;
+const OPERATOR_SET: ReadonlySet<string> = new Set(OPERATORS);
+const hasOwn = Object.hasOwn;
+
+/** Renders a path the way every error reports it: root, root.children[1].op, root.child.condition.value. */
+export function formatPath(segments: readonly PropertyKey[]): string {
+  let path = 'root';
+  for (const segment of segments) path += typeof segment === 'number' ? `[${segment}]` : `.${String(segment)}`;
+  return path;
+}
+
+interface WalkState {
+  readonly segments: PathSegment[];
+  nodes: number;
+  tooManyNodes: boolean;
+  tooDeep: boolean;
+  /** False once anything differs from the zod schema; zod is then asked for the wording. */
+  shapeValid: boolean;
+  readonly extra: ValidationIssue[];
+}
+
+function isPlainObject(value: unknown): value is NodeObject {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** True when the object has exactly these own keys (the schema's objects are strict). */
+function hasExactKeys(node: NodeObject, keys: readonly string[]): boolean {
+  let count = 0;
+  for (const key in node) {
+    if (!hasOwn(node, key)) return false;
+    count += 1;
+  }
+  if (count !== keys.length) return false;
+  for (const key of keys) if (!hasOwn(node, key)) return false;
+  return true;
+}
+
+function isField(value: unknown): boolean {
+  return typeof value === 'string' && value.length >= 1 && value.length <= DSL_LIMITS.maxFieldLength;
+}
+
+function isScalarValue(value: unknown): boolean {
+  if (typeof value === 'string') return value.length <= DSL_LIMITS.maxStringLength;
+  if (typeof value === 'number') return Number.isFinite(value);
+  return typeof value === 'boolean' || value === null;
+}
+
+function isConditionValue(value: unknown): value is ConditionValue {
+  if (!Array.isArray(value)) return isScalarValue(value);
+  if (value.length > DSL_LIMITS.maxListSize) return false;
+  for (let i = 0; i < value.length; i += 1) if (!isScalarValue(value[i])) return false;
+  return true;
+}
+
+function checkComparison(node: NodeObject, state: WalkState): void {
+  const { field, op, value } = node;
+  if (!hasExactKeys(node, ['type', 'field', 'op', 'value']) || !isField(field) || typeof op !== 'string' || !OPERATOR_SET.has(op)) {
+    state.shapeValid = false;
+  }
+  if (!isConditionValue(value)) {
+    state.shapeValid = false;
+    return;
+  }
+  if (typeof op !== 'string' || !OPERATOR_SET.has(op)) return;
+  const canonical = CANONICAL_OPERATOR[op as Operator];
+  if (valueProblem(canonical, value) !== undefined) state.shapeValid = false;
+  else if (canonical === 'regex') {
+    const problem = regexProblem(value as string);
+    if (problem !== undefined) state.extra.push({ path: formatPath([...state.segments, 'value']), message: problem });
+  }
+}
+
+function descend(child: unknown, key: string, index: number | undefined, depth: number, state: WalkState): void {
+  state.segments.push(key);
+  if (index !== undefined) state.segments.push(index);
+  visit(child, depth, state);
+  state.segments.length -= index === undefined ? 1 : 2;
+}
+
+/** Recursion is bounded by maxDepth + 1, so even a 100,000-deep input cannot overflow the stack. */
+function visit(node: unknown, depth: number, state: WalkState): void {
+  if (state.tooManyNodes) return;
+  state.nodes += 1;
+  if (state.nodes > DSL_LIMITS.maxNodes) {
+    state.tooManyNodes = true;
+    return;
+  }
+  if (depth > DSL_LIMITS.maxDepth) {
+    state.tooDeep = true;
+    state.extra.push({ path: formatPath(state.segments), message: `conditions are nested deeper than ${DSL_LIMITS.maxDepth} levels` });
+    return;
+  }
+  if (!isPlainObject(node)) {
+    state.shapeValid = false;
+    return;
+  }
+  switch (node.type) {
+    case 'condition':
+      checkComparison(node, state);
+      return;
+    case 'and':
+    case 'or': {
+      const children = node.children;
+      if (!hasExactKeys(node, ['type', 'children']) || !Array.isArray(children) || children.length === 0) state.shapeValid = false;
+      if (!Array.isArray(children)) return;
+      for (let i = 0; i < children.length && !state.tooManyNodes; i += 1) descend(children[i], 'children', i, depth + 1, state);
+      return;
+    }
+    case 'not':
+      if (!hasExactKeys(node, ['type', 'child'])) state.shapeValid = false;
+      descend(node.child, 'child', undefined, depth + 1, state);
+      return;
+    case 'exists':
+      if (!hasExactKeys(node, ['type', 'field']) || !isField(node.field)) state.shapeValid = false;
+      return;
+    case 'any':
+    case 'all':
+      if (!hasExactKeys(node, ['type', 'field', 'condition']) || !isField(node.field)) state.shapeValid = false;
+      descend(node.condition, 'condition', undefined, depth + 1, state);
+      return;
+    default:
+      state.shapeValid = false;
+  }
+}
+
+/** A placeholder that zod accepts, standing in for subtrees already reported as too deep. */
+const TRUNCATED = Object.freeze({ type: 'exists', field: 'truncated' });
+
+/** A copy of the input cut at maxDepth, so zod never recurses deeper than the limit. */
+function truncate(node: unknown, depth: number): unknown {
+  if (depth > DSL_LIMITS.maxDepth) return TRUNCATED;
+  if (!isPlainObject(node)) return node;
+  const copy: NodeObject = { ...node };
+  if (Array.isArray(node.children)) copy.children = node.children.map((child) => truncate(child, depth + 1));
+  if (hasOwn(node, 'child')) copy.child = truncate(node.child, depth + 1);
+  if (hasOwn(node, 'condition')) copy.condition = truncate(node.condition, depth + 1);
+  return copy;
+}
+
+function valueAt(root: unknown, segments: readonly PropertyKey[]): unknown {
+  let current = root;
+  for (const segment of segments) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<PropertyKey, unknown>)[segment];
+  }
+  return current;
+}
+
+/** A short, never-throwing rendering of an offending input value for messages. */
+function show(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  try {
+    const text = JSON.stringify(value) ?? String(value);
+    return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  } catch {
+    return typeof value;
+  }
+}
+
+function hasTooBig(issues: readonly z.core.$ZodIssue[][]): boolean {
+  return issues.some((branch) =>
+    branch.some((issue) => issue.code === 'too_big' || (issue.code === 'invalid_union' && hasTooBig(issue.errors))),
+  );
+}
+
+/** zod's issue, worded for rule authors where zod's default wording is generic. */
+function issueMessage(issue: z.core.$ZodIssue, input: unknown): string {
+  const last = issue.path[issue.path.length - 1];
+  const received = valueAt(input, issue.path);
+  if (issue.code === 'invalid_union' && last === 'type') {
+    const allowed = NODE_TYPES.join(', ');
+    return received === undefined
+      ? `type is required: one of ${allowed}`
+      : `unknown node type ${show(received)}: expected one of ${allowed}`;
+  }
+  if (issue.code === 'invalid_union' && last === 'value') {
+    if (hasTooBig(issue.errors)) {
+      return `value is too large: lists hold at most ${DSL_LIMITS.maxListSize} values and strings at most ${DSL_LIMITS.maxStringLength} characters`;
+    }
+    return 'value must be a string, a finite number, a boolean, null, or a list of those';
+  }
+  if (issue.code === 'invalid_value' && last === 'op') return `unknown operator ${show(received)}: expected one of ${OPERATORS.join(', ')}`;
+  if (issue.code === 'too_big' && issue.origin === 'string' && last === 'value') {
+    return `value is too large: strings hold at most ${DSL_LIMITS.maxStringLength} characters`;
+  }
+  return issue.message;
+}
+
+function zodIssues(input: unknown): ValidationIssue[] {
+  const parsed = conditionNodeSchema.safeParse(input);
+  if (parsed.success) return [];
+  return parsed.error.issues.map((issue) => ({ path: formatPath(issue.path), message: issueMessage(issue, input) }));
+}
+
+/**
+ * Validates a condition DSL tree and returns every problem, each with its path (`root.children[1].op`).
+ * Checks the zod schema of the contract, the limits of DSL_LIMITS (depth, node count, list size) and regex safety.
+ * Never throws, whatever the input.
+ */
+export function validateCondition(dsl: unknown): ValidationResult {
+  try {
+    const state: WalkState = { segments: [], nodes: 0, tooManyNodes: false, tooDeep: false, shapeValid: true, extra: [] };
+    visit(dsl, 1, state);
+    if (state.shapeValid && !state.tooManyNodes && state.extra.length === 0) return { valid: true, errors: [] };
+    const errors: ValidationIssue[] = [];
+    if (state.tooManyNodes) {
+      errors.push({ path: 'root', message: `condition has more than ${DSL_LIMITS.maxNodes} nodes` });
+    } else if (!state.shapeValid) {
+      errors.push(...zodIssues(state.tooDeep ? truncate(dsl, 1) : dsl));
+    }
+    errors.push(...state.extra);
+    return { valid: errors.length === 0, errors };
+  } catch (error) {
+    // Exotic inputs (throwing getters, revoked proxies) are refused, never crash the caller.
+    return {
+      valid: false,
+      errors: [{ path: 'root', message: `condition could not be read: ${error instanceof Error ? error.message : String(error)}` }],
+    };
+  }
+}

@@ -1,0 +1,205 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { conditionNodeSchema, DSL_LIMITS } from '../../../src/contracts/condition-dsl.ts';
+import { validateCondition } from '../../../src/engine/index.ts';
+import { conditionArb } from '../../helpers/random-rules.ts';
+
+const leaf = (field = 'amount', op = '>', value: unknown = 5) => ({ type: 'condition', field, op, value });
+
+function nested(depth: number): unknown {
+  let node: unknown = leaf();
+  for (let i = 1; i < depth; i++) node = { type: 'not', child: node };
+  return node;
+}
+
+describe('validateCondition accepts', () => {
+  it('every node type and operator alias', () => {
+    const dsl = {
+      type: 'and',
+      children: [
+        leaf('amount', 'gte', 10),
+        { type: 'or', children: [leaf('country', 'in', ['US', 'CA']), leaf('country', '==', null)] },
+        { type: 'not', child: leaf('name', 'regex', '^a[0-9]+$') },
+        { type: 'exists', field: 'user.email' },
+        { type: 'any', field: 'items', condition: leaf('sku', 'starts_with', 'A') },
+        { type: 'all', field: 'items', condition: leaf('qty', 'between', [1, 10]) },
+      ],
+    };
+    expect(validateCondition(dsl)).toEqual({ valid: true, errors: [] });
+  });
+
+  it('nesting exactly at the depth limit and lists exactly at the size limit', () => {
+    expect(validateCondition(nested(DSL_LIMITS.maxDepth)).valid).toBe(true);
+    expect(validateCondition(leaf('a', 'in', new Array(DSL_LIMITS.maxListSize).fill(1))).valid).toBe(true);
+  });
+});
+
+describe('validateCondition reports', () => {
+  it('a non-object input with one error at root', () => {
+    for (const input of [5, 'x', null, undefined, [], true]) {
+      const result = validateCondition(input);
+      expect(result.valid).toBe(false);
+      expect(result.errors).toHaveLength(1);
+      expect(result.errors[0]?.path).toBe('root');
+    }
+  });
+
+  it('an unknown node type with the list of allowed types', () => {
+    expect(validateCondition({ type: 'xor', children: [] })).toEqual({
+      valid: false,
+      errors: [{ path: 'root.type', message: 'unknown node type "xor": expected one of condition, and, or, not, exists, any, all' }],
+    });
+    expect(validateCondition({ field: 'a' }).errors).toEqual([
+      { path: 'root.type', message: 'type is required: one of condition, and, or, not, exists, any, all' },
+    ]);
+  });
+
+  it('every problem of a tree, each with its path', () => {
+    const result = validateCondition({
+      type: 'and',
+      children: [
+        leaf('a', 'zz', 1),
+        leaf('', '>', [1]),
+        { type: 'not', child: { type: 'any', field: 'x', condition: { type: 'exists', field: 3, extra: 1 } } },
+      ],
+    });
+    expect(result.valid).toBe(false);
+    expect(result.errors).toEqual([
+      { path: 'root.children[0].op', message: expect.stringMatching(/^unknown operator "zz": expected one of ==, !=, >/) },
+      { path: 'root.children[1].field', message: 'field must be a non-empty path' },
+      { path: 'root.children[1].value', message: 'operator > takes a number or a string' },
+      { path: 'root.children[2].child.condition.field', message: 'Invalid input: expected string, received number' },
+      { path: 'root.children[2].child.condition', message: 'Unrecognized key: "extra"' },
+    ]);
+  });
+
+  it('values that do not suit their operator', () => {
+    const cases: [unknown, string][] = [
+      [leaf('a', '==', [1, 2]), 'operator == takes a single value, not an array'],
+      [leaf('a', 'in', 'US'), 'operator in takes an array of values'],
+      [leaf('a', 'starts_with', 5), 'operator starts_with takes a string'],
+      [leaf('a', 'between', [1]), 'operator between takes [low, high]'],
+      [leaf('a', 'between', [1, 'b']), 'operator between takes two numbers or two strings'],
+      [leaf('a', 'between', [5, 1]), 'operator between needs low <= high'],
+      [leaf('a', 'regex', 5), 'operator regex takes a pattern string'],
+      [leaf('a', '==', { nested: true }), 'value must be a string, a finite number, a boolean, null, or a list of those'],
+    ];
+    for (const [dsl, message] of cases) expect(validateCondition(dsl).errors).toEqual([{ path: 'root.value', message }]);
+  });
+
+  it('an empty and/or, a missing child and a wrong children type', () => {
+    expect(validateCondition({ type: 'or', children: [] }).errors).toEqual([
+      { path: 'root.children', message: 'needs at least one child' },
+    ]);
+    expect(validateCondition({ type: 'not' }).errors).toEqual([
+      { path: 'root.child', message: expect.stringContaining('expected object') },
+    ]);
+    expect(validateCondition({ type: 'and', children: 'x' }).errors[0]?.path).toBe('root.children');
+  });
+
+  it('a field longer than the limit and a string value longer than the limit', () => {
+    expect(validateCondition(leaf('f'.repeat(DSL_LIMITS.maxFieldLength + 1))).errors[0]?.path).toBe('root.field');
+    expect(validateCondition(leaf('a', '==', 's'.repeat(DSL_LIMITS.maxStringLength + 1))).errors).toEqual([
+      { path: 'root.value', message: expect.stringContaining('too large') },
+    ]);
+  });
+
+  it('a list longer than the limit', () => {
+    const result = validateCondition(leaf('a', 'in', new Array(DSL_LIMITS.maxListSize + 1).fill(1)));
+    expect(result.errors).toEqual([{ path: 'root.value', message: expect.stringContaining(`at most ${DSL_LIMITS.maxListSize} values`) }]);
+  });
+
+  it('nesting deeper than the limit, at the first node too deep', () => {
+    const result = validateCondition(nested(DSL_LIMITS.maxDepth + 1));
+    expect(result.valid).toBe(false);
+    expect(result.errors).toEqual([
+      { path: `root${'.child'.repeat(DSL_LIMITS.maxDepth)}`, message: 'conditions are nested deeper than 32 levels' },
+    ]);
+  });
+
+  it('a 100,000-deep input without overflowing the stack', () => {
+    const result = validateCondition(nested(100_000));
+    expect(result.valid).toBe(false);
+    expect(result.errors.map((error) => error.message)).toEqual(['conditions are nested deeper than 32 levels']);
+  });
+
+  it('other problems next to a depth problem', () => {
+    const result = validateCondition({ type: 'and', children: [leaf('a', 'bad', 1), nested(DSL_LIMITS.maxDepth + 5)] });
+    expect(result.errors.map((error) => error.path)).toEqual([
+      'root.children[0].op',
+      `root.children[1]${'.child'.repeat(DSL_LIMITS.maxDepth - 1)}`,
+    ]);
+  });
+
+  it('more nodes than the limit, once, at root', () => {
+    const children = Array.from({ length: DSL_LIMITS.maxNodes }, () => leaf());
+    expect(validateCondition({ type: 'and', children: children.slice(0, DSL_LIMITS.maxNodes - 1) }).valid).toBe(true);
+    expect(validateCondition({ type: 'and', children }).errors).toEqual([{ path: 'root', message: 'condition has more than 1000 nodes' }]);
+  });
+
+  it('a regex that does not compile', () => {
+    expect(validateCondition(leaf('name', 'regex', '(unclosed')).errors).toEqual([
+      { path: 'root.value', message: expect.stringMatching(/^invalid regular expression: .*Unterminated group/) },
+    ]);
+  });
+
+  it('a regex that can backtrack catastrophically', () => {
+    for (const pattern of ['(a+)+$', '(x+x+)+y', '(a|aa)*b*c*d*(e+)+']) {
+      const result = validateCondition({ type: 'not', child: leaf('name', 'regex', pattern) });
+      expect(result.errors).toEqual([{ path: 'root.child.value', message: expect.stringContaining('backtrack catastrophically') }]);
+    }
+  });
+
+  it('exotic inputs without throwing', () => {
+    const throwing = {
+      type: 'condition',
+      get field(): string {
+        throw new Error('boom');
+      },
+      op: '>',
+      value: 1,
+    };
+    expect(validateCondition(throwing).valid).toBe(false);
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    expect(validateCondition(revoked.proxy).valid).toBe(false);
+    expect(validateCondition({ type: 'exists', field: 'a', extra: undefined }).errors).toEqual([
+      { path: 'root', message: 'Unrecognized key: "extra"' },
+    ]);
+  });
+});
+
+describe('validateCondition and the zod schema of the contract', () => {
+  it('agree on every generated valid condition', () => {
+    fc.assert(
+      fc.property(conditionArb(), (condition) => {
+        expect(validateCondition(condition).valid).toBe(true);
+        expect(conditionNodeSchema.safeParse(condition).success).toBe(true);
+      }),
+      { seed: 3, numRuns: 300 },
+    );
+  });
+
+  it('agree on arbitrary junk and on broken conditions', () => {
+    const junk = fc.oneof(
+      fc.anything(),
+      conditionArb().chain((condition) =>
+        fc.constantFrom<unknown>(
+          { ...condition, extra: 1 },
+          { ...condition, type: 'nope' },
+          { type: 'and', children: [condition, 5] },
+          { type: 'not', child: { ...condition, field: '' } },
+          { type: 'any', field: 'items', condition: { type: 'condition', field: 'a', op: '>', value: true } },
+        ),
+      ),
+    );
+    fc.assert(
+      fc.property(junk, (input) => {
+        const result = validateCondition(input);
+        expect(result.valid).toBe(conditionNodeSchema.safeParse(input).success);
+        expect(result.valid).toBe(result.errors.length === 0);
+      }),
+      { seed: 5, numRuns: 500 },
+    );
+  });
+});
