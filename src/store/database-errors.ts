@@ -1,0 +1,69 @@
+// Recognizes database errors by SQLSTATE (pg and PGlite both expose it as `code`) and turns outages into UNAVAILABLE.
+import { AppError } from '../errors.ts';
+
+const TRANSIENT_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
+// 40001 serialization failure, 40P01 deadlock, 55P03 lock not available: trying again can succeed.
+const TRANSIENT_SQLSTATES = new Set(['40001', '40P01', '55P03']);
+// pg reports a dropped connection or a pool time-out without a code.
+const TRANSIENT_MESSAGES = [
+  /connection terminated/i,
+  /timeout exceeded when trying to connect/i,
+  /client has encountered a connection error/i,
+];
+
+/** True when the error (or a cause) is a unique violation, optionally of the named constraint. */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  return someLink(error, (link) => link.code === '23505' && (constraint === undefined || link.constraint === constraint));
+}
+
+/** True when the database (SQLSTATE class 22 data exception or 23 integrity violation) or serialization rejected the data itself. */
+export function isRejectedData(error: unknown): boolean {
+  return someLink(
+    error,
+    (link) =>
+      (link instanceof AppError && link.code === 'VALIDATION_ERROR') || (typeof link.code === 'string' && /^2[23]...$/.test(link.code)),
+  );
+}
+
+/** True when the error (or a cause) means the database is unreachable or busy, not that the request is wrong. */
+export function isTransientDatabaseError(error: unknown): boolean {
+  return someLink(error, (link) => {
+    const code = typeof link.code === 'string' ? link.code : '';
+    if (TRANSIENT_NODE_CODES.has(code) || TRANSIENT_SQLSTATES.has(code)) return true;
+    // Class 08 connection exception, 53 insufficient resources, 57P operator intervention (shutdown, cannot connect now).
+    if (/^(08|53)...$/.test(code) || code.startsWith('57P')) return true;
+    return typeof link.message === 'string' && TRANSIENT_MESSAGES.some((pattern) => pattern.test(link.message as string));
+  });
+}
+
+/** Runs a database call, rethrowing an outage as AppError UNAVAILABLE (retryable) with the original as cause. */
+export async function withDatabase<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof AppError) && isTransientDatabaseError(error)) {
+      throw new AppError('UNAVAILABLE', 'the database is unavailable', { cause: error });
+    }
+    throw error;
+  }
+}
+
+interface ErrorLink {
+  code?: unknown;
+  constraint?: unknown;
+  message?: unknown;
+}
+
+function someLink(error: unknown, test: (link: ErrorLink) => boolean): boolean {
+  const seen = new Set<unknown>();
+  let current: unknown = error;
+  while (current !== null && typeof current === 'object' && !seen.has(current)) {
+    seen.add(current);
+    const link = current as ErrorLink & { cause?: unknown; errors?: unknown };
+    if (test(link)) return true;
+    // An AggregateError from a failed connect carries the per-address errors.
+    if (Array.isArray(link.errors) && link.errors.some((inner) => someLink(inner, test))) return true;
+    current = link.cause;
+  }
+  return false;
+}

@@ -1,0 +1,169 @@
+// Executions: recorded in memory at once, written to SQL in the background in multi-row batches; dropped only if unstorable.
+import type { Kysely } from 'kysely';
+import { AppError } from '../errors.ts';
+import type { Database } from './database.ts';
+import { isRejectedData, withDatabase } from './database-errors.ts';
+import { insertExecutions, MAX_ROWS_PER_INSERT, toExecutionRecord } from './execution-rows.ts';
+import type { ExecutionRecord, ExecutionsRepository } from './types.ts';
+
+export interface ExecutionWriterOptions {
+  /** Pending records that trigger a write without waiting for the timer (capped at what one INSERT can carry). */
+  batchSize: number;
+  /** How often the background writer looks for pending records, in milliseconds. */
+  flushMs: number;
+  /** Pending records above which onError hears that the database is not keeping up (once per episode). */
+  backlogWarning: number;
+  /** Told about every failed background write and about a growing backlog. */
+  onError: (error: unknown) => void;
+}
+
+const MAX_RETRY_DELAY_MS = 5_000;
+/** Retention deletes in slices so one run never holds a huge lock or transaction. */
+const DELETE_SLICE = 10_000;
+
+export function createExecutionsRepository(db: Kysely<Database>, options: ExecutionWriterOptions): ExecutionsRepository {
+  return new BatchedExecutions(db, options);
+}
+
+class BatchedExecutions implements ExecutionsRepository {
+  readonly #db: Kysely<Database>;
+  readonly #options: ExecutionWriterOptions;
+  readonly #rowsPerInsert: number;
+  /** Recorded but not yet committed, in recording order; a record leaves only after its INSERT commits. */
+  readonly #pending = new Map<string, ExecutionRecord>();
+  readonly #timer: NodeJS.Timeout;
+  #writing: Promise<void> | undefined;
+  #kickScheduled = false;
+  #failures = 0;
+  #retryAt = 0;
+  #backlogReported = false;
+  #closed = false;
+
+  constructor(db: Kysely<Database>, options: ExecutionWriterOptions) {
+    this.#db = db;
+    this.#options = options;
+    this.#rowsPerInsert = Math.max(1, Math.min(options.batchSize, MAX_ROWS_PER_INSERT));
+    this.#timer = setInterval(() => this.#writeInBackground(), options.flushMs);
+    // The writer must never keep the process alive on its own; close() flushes what is left.
+    this.#timer.unref();
+  }
+
+  record(execution: ExecutionRecord): void {
+    if (this.#closed) this.#options.onError(new Error(`execution ${execution.execution_id} was recorded after the store was closed`));
+    this.#pending.set(execution.execution_id, execution);
+    // Never drop: past the warning level the record is still kept, and the operator is told once.
+    if (this.#pending.size > this.#options.backlogWarning && !this.#backlogReported) {
+      this.#backlogReported = true;
+      this.#options.onError(
+        new AppError('UNAVAILABLE', `${this.#pending.size} executions are waiting to be written; the database is not keeping up`),
+      );
+    }
+    if (this.#pending.size >= this.#rowsPerInsert && !this.#kickScheduled) {
+      this.#kickScheduled = true;
+      // Deferred so the caller's request never pays for building the INSERT.
+      setImmediate(() => {
+        this.#kickScheduled = false;
+        this.#writeInBackground();
+      });
+    }
+  }
+
+  async get(id: string): Promise<ExecutionRecord | undefined> {
+    const pending = this.#pending.get(id);
+    if (pending !== undefined) return pending;
+    return withDatabase(async () => {
+      const row = await this.#db.selectFrom('executions').selectAll().where('execution_id', '=', id).executeTakeFirst();
+      return row === undefined ? undefined : toExecutionRecord(row);
+    });
+  }
+
+  async flush(): Promise<void> {
+    // A write already under way may have started before the newest records: loop until nothing is left.
+    while (this.#pending.size > 0 || this.#writing !== undefined) {
+      await withDatabase(() => this.#write());
+    }
+  }
+
+  async deleteOlderThan(cutoff: Date): Promise<number> {
+    if (Number.isNaN(cutoff.getTime())) throw new AppError('VALIDATION_ERROR', 'the retention cutoff must be a valid date');
+    return withDatabase(async () => {
+      let deleted = 0;
+      for (;;) {
+        const result = await this.#db
+          .deleteFrom('executions')
+          .where('execution_id', 'in', (eb) =>
+            eb.selectFrom('executions').select('execution_id').where('created_at', '<', cutoff).limit(DELETE_SLICE),
+          )
+          .executeTakeFirst();
+        const slice = Number(result.numDeletedRows);
+        deleted += slice;
+        if (slice < DELETE_SLICE) return deleted;
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#timer);
+    await this.flush();
+  }
+
+  #writeInBackground(): void {
+    if (this.#pending.size === 0 || this.#writing !== undefined || Date.now() < this.#retryAt) return;
+    this.#write().catch((error: unknown) => this.#options.onError(error));
+  }
+
+  /** Joins the write under way or starts one; a failure leaves the records pending and backs the timer off. */
+  #write(): Promise<void> {
+    this.#writing ??= this.#drain().then(
+      () => {
+        this.#writing = undefined;
+        this.#failures = 0;
+        this.#retryAt = 0;
+      },
+      (error: unknown) => {
+        this.#writing = undefined;
+        this.#failures += 1;
+        this.#retryAt = Date.now() + Math.min(this.#options.flushMs * 2 ** this.#failures, MAX_RETRY_DELAY_MS);
+        throw error;
+      },
+    );
+    return this.#writing;
+  }
+
+  /** Writes a batch; when the database rejects its data, row by row, so one bad record cannot hold up the rest. */
+  async #insert(batch: ExecutionRecord[]): Promise<void> {
+    try {
+      await insertExecutions(this.#db, batch);
+    } catch (error) {
+      if (!isRejectedData(error)) throw error;
+      for (const execution of batch) {
+        try {
+          await insertExecutions(this.#db, [execution]);
+        } catch (rowError) {
+          if (!isRejectedData(rowError)) throw rowError;
+          // Retrying can never succeed (e.g. a NUL character jsonb refuses): report it and let it go.
+          this.#options.onError(
+            new AppError('VALIDATION_ERROR', `execution ${execution.execution_id} cannot be stored and was dropped`, { cause: rowError }),
+          );
+        }
+      }
+    }
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#pending.size > 0) {
+      const batch: ExecutionRecord[] = [];
+      for (const execution of this.#pending.values()) {
+        batch.push(execution);
+        if (batch.length === this.#rowsPerInsert) break;
+      }
+      await this.#insert(batch);
+      for (const execution of batch) {
+        // A record re-recorded under the same id while this batch was in flight stays pending for the next batch.
+        if (this.#pending.get(execution.execution_id) === execution) this.#pending.delete(execution.execution_id);
+      }
+      if (this.#pending.size <= this.#options.backlogWarning / 2) this.#backlogReported = false;
+    }
+  }
+}

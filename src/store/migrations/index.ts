@@ -1,0 +1,7 @@
+// Every migration, in order: a static list so the service needs no migrations folder on disk at run time.
+import type { Migration } from 'kysely/migration';
+import * as initial from './001-initial.ts';
+
+export const migrations: Record<string, Migration> = {
+  '001-initial': initial,
+};

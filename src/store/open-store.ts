@@ -1,0 +1,108 @@
+// Opens the SQL store: real PostgreSQL through a pg pool when a URL is given, else embedded PGlite in a data directory.
+import { mkdir } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { createAuditRepository } from './audit-repository.ts';
+import type { Database } from './database.ts';
+import { withDatabase } from './database-errors.ts';
+import { createExecutionsRepository } from './executions-repository.ts';
+import { migrateToLatest } from './migrate.ts';
+import { createRulesRepository } from './rules-repository.ts';
+import { createRulesetsRepository } from './rulesets-repository.ts';
+import type { Store } from './types.ts';
+
+export interface OpenStoreOptions {
+  /** postgres://… of a real PostgreSQL server; when absent, embedded PGlite is used. */
+  databaseUrl?: string;
+  /** Where PGlite keeps its files (created if missing); `memory://` keeps everything in memory. Ignored with databaseUrl. */
+  dataDir: string;
+  /** Pending executions that trigger a write before the timer fires. Default 500. */
+  executionBatchSize?: number;
+  /** How often pending executions are written, in milliseconds. Default 50. */
+  executionFlushMs?: number;
+  /** Pending executions above which onError is told the database is not keeping up. Default 100,000. */
+  executionBacklogWarning?: number;
+  /** PostgreSQL pool size. Default 10. Ignored for PGlite, which has one connection. */
+  poolSize?: number;
+  /** Background failures: execution writes, idle pool connections, a growing backlog. Default: a process warning. */
+  onError?: (error: unknown) => void;
+}
+
+/** The SQL store; `db` is for tooling and tests, application code uses the Store interface. */
+export interface SqlStore extends Store {
+  readonly db: Kysely<Database>;
+  readonly dialect: 'postgres' | 'pglite';
+}
+
+export async function openStore(options: OpenStoreOptions): Promise<SqlStore> {
+  // Checked before anything is opened: a zero flush interval would spin, a zero batch would never fill.
+  for (const name of ['executionBatchSize', 'executionFlushMs', 'executionBacklogWarning', 'poolSize'] as const) {
+    const value = options[name];
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
+      throw new RangeError(`${name} must be a positive integer, got ${String(value)}`);
+    }
+  }
+  const onError = options.onError ?? reportAsWarning;
+  const dialect = options.databaseUrl === undefined ? 'pglite' : 'postgres';
+  const db =
+    options.databaseUrl === undefined
+      ? new Kysely<Database>({ dialect: new PGliteDialect({ pglite: await openPglite(options.dataDir) }) })
+      : new Kysely<Database>({ dialect: new PostgresDialect({ pool: openPool(options.databaseUrl, options.poolSize ?? 10, onError) }) });
+  try {
+    await withDatabase(() => migrateToLatest(db as Kysely<unknown>));
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
+
+  const executions = createExecutionsRepository(db, {
+    batchSize: options.executionBatchSize ?? 500,
+    flushMs: options.executionFlushMs ?? 50,
+    backlogWarning: options.executionBacklogWarning ?? 100_000,
+    onError,
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    db,
+    dialect,
+    rules: createRulesRepository(db),
+    rulesets: createRulesetsRepository(db),
+    executions,
+    audit: createAuditRepository(db),
+    async ping() {
+      try {
+        await sql`select 1`.execute(db);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    close() {
+      closing ??= (async () => {
+        try {
+          await executions.close();
+        } finally {
+          await db.destroy();
+        }
+      })();
+      return closing;
+    },
+  };
+}
+
+async function openPglite(dataDir: string): Promise<PGlite> {
+  if (!dataDir.startsWith('memory://')) await mkdir(dataDir, { recursive: true });
+  return PGlite.create(dataDir);
+}
+
+function openPool(connectionString: string, max: number, onError: (error: unknown) => void): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max });
+  // An idle client losing its connection emits 'error'; unhandled, it would crash the process.
+  pool.on('error', onError);
+  return pool;
+}
+
+function reportAsWarning(error: unknown): void {
+  process.emitWarning(error instanceof Error ? error : new Error(String(error)));
+}

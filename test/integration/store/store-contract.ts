@@ -1,0 +1,551 @@
+// The contract every SQL store must keep, run against PGlite and against real PostgreSQL by the two test files beside it.
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { ConditionNode } from '../../../src/contracts/condition-dsl.ts';
+import { AppError } from '../../../src/errors.ts';
+import { createExecutionsRepository, type ExecutionWriterOptions } from '../../../src/store/executions-repository.ts';
+import type { SqlStore } from '../../../src/store/open-store.ts';
+import type { ExecutionRecord, RuleDraft } from '../../../src/store/types.ts';
+import type { TestStore } from '../../helpers/databases.ts';
+
+const amountOver = (limit: number): ConditionNode => ({ type: 'condition', field: 'amount', op: '>', value: limit });
+
+function draft(overrides: Partial<RuleDraft> = {}): RuleDraft {
+  return { name: `rule-${randomUUID()}`, domain: `domain-${randomUUID()}`, condition_dsl: amountOver(100), action: 'flag', ...overrides };
+}
+
+function execution(overrides: Partial<ExecutionRecord> = {}): ExecutionRecord {
+  return {
+    execution_id: randomUUID(),
+    source: 'http',
+    domain: 'payments',
+    facts: { amount: 4200, user: { country: 'US', tags: ['new'] } },
+    fired_rules: [3, 1],
+    actions: ['review'],
+    latency_ms: 0.125,
+    revision: 7,
+    created_at: new Date().toISOString(),
+    ...overrides,
+  };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<AppError> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  if (!(error instanceof AppError)) throw new Error(`expected an AppError, got ${String(error)}`);
+  return error;
+}
+
+export function describeStoreContract(label: string, open: () => Promise<TestStore>): void {
+  describe(`SQL store on ${label}`, () => {
+    let opened: TestStore | undefined;
+    let store: SqlStore;
+
+    beforeAll(async () => {
+      opened = await open();
+      store = opened.store;
+    });
+    afterAll(async () => {
+      await opened?.cleanup();
+    });
+
+    /** A separate executions writer on the same database, with its own options and collected errors. */
+    function writer(options: Partial<ExecutionWriterOptions> = {}) {
+      const errors: unknown[] = [];
+      const repository = createExecutionsRepository(store.db, {
+        batchSize: 500,
+        flushMs: 10,
+        backlogWarning: 100_000,
+        onError: (error) => errors.push(error),
+        ...options,
+      });
+      return { repository, errors };
+    }
+
+    describe('rules', () => {
+      it('creates a rule with defaults, version 1 and timestamps, and reads it back', async () => {
+        const before = await store.rules.revision();
+        const { value: rule, revision } = await store.rules.create(
+          { name: 'big amount', condition_dsl: amountOver(5000), action: 'review' },
+          'alice',
+        );
+        expect(rule).toEqual({
+          id: expect.any(Number),
+          name: 'big amount',
+          domain: 'default',
+          condition_dsl: amountOver(5000),
+          action: 'review',
+          priority: 0,
+          enabled: true,
+          tags: [],
+          version: 1,
+          created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+          updated_at: rule.created_at,
+        });
+        expect(revision).toBe(before + 1);
+        expect(await store.rules.revision()).toBe(revision);
+        expect(await store.rules.get(rule.id)).toEqual(rule);
+      });
+
+      it('keeps every given field, and leaves description out when there is none', async () => {
+        const { value: described } = await store.rules.create(
+          draft({ priority: 5, enabled: false, description: 'why it exists', tags: ['fraud', 'eu'] }),
+          'alice',
+        );
+        expect(described).toMatchObject({ priority: 5, enabled: false, description: 'why it exists', tags: ['fraud', 'eu'] });
+        const { value: bare } = await store.rules.create(draft({ description: null }), 'alice');
+        expect(bare).not.toHaveProperty('description');
+        expect(await store.rules.get(bare.id)).not.toHaveProperty('description');
+      });
+
+      it('answers undefined for a rule that does not exist, including ids no column can hold', async () => {
+        for (const id of [999_999, 0, -1, 1.5, 2 ** 40]) {
+          expect(await store.rules.get(id)).toBeUndefined();
+          expect(await store.rules.versions(id)).toBeUndefined();
+        }
+      });
+
+      it('replaces a rule wholesale: new version, same created_at, defaults for fields left out', async () => {
+        const { value: original } = await store.rules.create(draft({ priority: 9, tags: ['a'], description: 'old' }), 'alice');
+        const replacement = draft({ domain: original.domain, condition_dsl: amountOver(1) });
+        const change = await store.rules.replace(original.id, replacement, 'bob');
+        expect(change?.value).toEqual({
+          ...original,
+          name: replacement.name,
+          condition_dsl: amountOver(1),
+          priority: 0,
+          tags: [],
+          description: undefined,
+          version: 2,
+          updated_at: expect.any(String),
+        });
+        expect(change?.value).not.toHaveProperty('description');
+        expect((change?.value.updated_at ?? '') >= original.updated_at).toBe(true);
+        expect(change?.revision).toBe(await store.rules.revision());
+        expect(await store.rules.get(original.id)).toEqual(change?.value);
+      });
+
+      it('updates only the fields a patch names, and clears description with null', async () => {
+        const { value: original } = await store.rules.create(draft({ description: 'keep me', tags: ['x'] }), 'alice');
+        const renamed = await store.rules.update(original.id, { action: 'block', enabled: false }, 'bob');
+        expect(renamed?.value).toMatchObject({ ...original, action: 'block', enabled: false, version: 2, updated_at: expect.any(String) });
+        const cleared = await store.rules.update(original.id, { description: null }, 'bob');
+        expect(cleared?.value).not.toHaveProperty('description');
+        expect(cleared?.value).toMatchObject({ action: 'block', tags: ['x'], version: 3 });
+      });
+
+      it('changes nothing, not even the revision, when replacing, updating or deleting a missing rule', async () => {
+        const revision = await store.rules.revision();
+        expect(await store.rules.replace(987_654, draft(), 'bob')).toBeUndefined();
+        expect(await store.rules.update(987_654, { action: 'x' }, 'bob')).toBeUndefined();
+        expect(await store.rules.delete(987_654, 'bob')).toBeUndefined();
+        expect(await store.rules.revision()).toBe(revision);
+        const audit = await store.audit.list({ entity_type: 'rule', entity_id: 987_654, limit: 10 });
+        expect(audit.items).toEqual([]);
+      });
+
+      it('deletes a rule but keeps its history, ending with a delete version', async () => {
+        const { value: rule } = await store.rules.create(draft(), 'alice');
+        await store.rules.update(rule.id, { priority: 3 }, 'bob');
+        const deleted = await store.rules.delete(rule.id, 'carol');
+        expect(deleted).toEqual({ value: true, revision: await store.rules.revision() });
+        expect(await store.rules.get(rule.id)).toBeUndefined();
+        expect(await store.rules.delete(rule.id, 'carol')).toBeUndefined();
+        expect((await store.rules.all()).map((r) => r.id)).not.toContain(rule.id);
+
+        const versions = await store.rules.versions(rule.id);
+        expect(versions?.map((v) => [v.version, v.change, v.actor, v.rule.version, v.rule.priority])).toEqual([
+          [1, 'create', 'alice', 1, 0],
+          [2, 'update', 'bob', 2, 3],
+          [3, 'delete', 'carol', 3, 3],
+        ]);
+        expect(versions?.[0]?.rule).toEqual(rule);
+        expect(versions?.[2]?.changed_at).toBe(versions?.[2]?.rule.updated_at);
+      });
+
+      it('refuses a second rule with the same name in a domain, but not in another domain', async () => {
+        const first = draft();
+        await store.rules.create(first, 'alice');
+        const revision = await store.rules.revision();
+        const conflict = await rejection(store.rules.create({ ...first, action: 'other' }, 'bob'));
+        expect(conflict.code).toBe('CONFLICT');
+        expect(conflict.message).toBe(`a rule named "${first.name}" already exists in domain "${first.domain}"`);
+        expect(await store.rules.revision()).toBe(revision);
+        await expect(store.rules.create({ ...first, domain: `${first.domain}-2` }, 'bob')).resolves.toBeDefined();
+      });
+
+      it('refuses renaming a rule, by replace or update, onto a name its domain already has', async () => {
+        const taken = draft();
+        await store.rules.create(taken, 'alice');
+        const { value: other } = await store.rules.create(draft({ domain: taken.domain }), 'alice');
+        const revision = await store.rules.revision();
+        const byUpdate = await rejection(store.rules.update(other.id, { name: taken.name }, 'bob'));
+        expect(byUpdate.code).toBe('CONFLICT');
+        expect(byUpdate.message).toBe(`a rule named "${taken.name}" already exists in domain "${taken.domain}"`);
+        const byReplace = await rejection(store.rules.replace(other.id, { ...taken, action: 'x' }, 'bob'));
+        expect(byReplace.code).toBe('CONFLICT');
+        expect(await store.rules.revision()).toBe(revision);
+        expect(await store.rules.get(other.id)).toEqual(other);
+        expect(await store.rules.versions(other.id)).toHaveLength(1);
+      });
+
+      it('lets exactly one of many concurrent creates of the same name win', async () => {
+        const contested = draft();
+        const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => store.rules.create(contested, `writer-${i}`)));
+        const won = results.filter((r) => r.status === 'fulfilled');
+        const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+        expect(won).toHaveLength(1);
+        expect(lost).toHaveLength(7);
+        for (const failure of lost) expect(failure.reason).toMatchObject({ code: 'CONFLICT' });
+        const page = await store.rules.list({ domain: contested.domain, limit: 10 });
+        expect(page.items).toHaveLength(1);
+      });
+
+      it('pages through a domain in id order with opaque cursors', async () => {
+        const domain = `paged-${randomUUID()}`;
+        const created: number[] = [];
+        for (let i = 0; i < 7; i++) created.push((await store.rules.create(draft({ domain, name: `r${i}` }), 'alice')).value.id);
+
+        const seen: number[] = [];
+        const pageSizes: number[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await store.rules.list({ domain, limit: 3, ...(cursor === undefined ? {} : { cursor }) });
+          pageSizes.push(page.items.length);
+          seen.push(...page.items.map((rule) => rule.id));
+          cursor = page.next_cursor ?? undefined;
+        } while (cursor !== undefined);
+        expect(pageSizes).toEqual([3, 3, 1]);
+        expect(seen).toEqual(created);
+
+        const exact = await store.rules.list({ domain, limit: 7 });
+        expect(exact.items).toHaveLength(7);
+        expect(exact.next_cursor).toBeNull();
+      });
+
+      it('filters the list by enabled and by tag', async () => {
+        const domain = `filtered-${randomUUID()}`;
+        const on = (await store.rules.create(draft({ domain, tags: ['fraud', 'eu'] }), 'a')).value;
+        const off = (await store.rules.create(draft({ domain, enabled: false, tags: ['fraud'] }), 'a')).value;
+        const untagged = (await store.rules.create(draft({ domain }), 'a')).value;
+        const ids = async (filter: { enabled?: boolean; tag?: string }) =>
+          (await store.rules.list({ domain, limit: 50, ...filter })).items.map((rule) => rule.id);
+        expect(await ids({})).toEqual([on.id, off.id, untagged.id]);
+        expect(await ids({ enabled: true })).toEqual([on.id, untagged.id]);
+        expect(await ids({ enabled: false })).toEqual([off.id]);
+        expect(await ids({ tag: 'fraud' })).toEqual([on.id, off.id]);
+        expect(await ids({ tag: 'eu', enabled: true })).toEqual([on.id]);
+        expect(await ids({ tag: 'fra' })).toEqual([]);
+      });
+
+      it('returns every rule, enabled or not, from all()', async () => {
+        const off = (await store.rules.create(draft({ enabled: false }), 'a')).value;
+        const all = await store.rules.all();
+        expect(all.find((rule) => rule.id === off.id)).toEqual(off);
+        expect(all.map((rule) => rule.id)).toEqual([...all.map((rule) => rule.id)].sort((a, b) => a - b));
+      });
+
+      it('rejects a malformed cursor or limit with VALIDATION_ERROR', async () => {
+        for (const cursor of [
+          'not a cursor',
+          '!!!',
+          Buffer.from('abc').toString('base64url'),
+          Buffer.from('0').toString('base64url'),
+          '',
+        ]) {
+          const error = await rejection(store.rules.list({ limit: 5, cursor }));
+          expect(error.code).toBe('VALIDATION_ERROR');
+          expect(error.message).toMatch(/cursor is malformed/);
+        }
+        for (const limit of [0, -1, 1.5, 1_001, Number.NaN]) {
+          const error = await rejection(store.rules.list({ limit }));
+          expect(error.code).toBe('VALIDATION_ERROR');
+          expect(error.message).toMatch(/limit must be an integer/);
+        }
+      });
+
+      it('gives every change its own revision, even when changes run concurrently', async () => {
+        const start = await store.rules.revision();
+        const changes = await Promise.all(Array.from({ length: 6 }, () => store.rules.create(draft(), 'a')));
+        const revisions = changes.map((change) => change.revision).sort((a, b) => a - b);
+        expect(revisions).toEqual([1, 2, 3, 4, 5, 6].map((n) => start + n));
+        expect(await store.rules.revision()).toBe(start + 6);
+      });
+    });
+
+    describe('rulesets', () => {
+      it('creates, reads, pages and bumps the revision', async () => {
+        const before = await store.rules.revision();
+        const { value: first, revision } = await store.rulesets.create({ name: `set-${randomUUID()}`, domain: 'payments' }, 'alice');
+        expect(revision).toBe(before + 1);
+        expect(first).toEqual({
+          id: expect.any(Number),
+          name: first.name,
+          domain: 'payments',
+          description: null,
+          created_at: expect.any(String),
+          updated_at: first.created_at,
+        });
+        expect(await store.rulesets.get(first.id)).toEqual(first);
+        expect(await store.rulesets.get(123_456_789)).toBeUndefined();
+        const { value: second } = await store.rulesets.create({ name: `set-${randomUUID()}`, domain: 'p', description: 'd' }, 'alice');
+        expect(second.description).toBe('d');
+
+        const all = await store.rulesets.list({ limit: 1_000 });
+        expect(all.items.slice(-2)).toEqual([first, second]);
+        expect(all.next_cursor).toBeNull();
+        const firstPage = await store.rulesets.list({ limit: 1 });
+        expect(firstPage.items).toEqual(all.items.slice(0, 1));
+        const secondPage = await store.rulesets.list({ limit: 1, cursor: firstPage.next_cursor ?? '' });
+        expect(secondPage.items).toEqual(all.items.slice(1, 2));
+      });
+
+      it('refuses a duplicate ruleset name with CONFLICT and a malformed cursor with VALIDATION_ERROR', async () => {
+        const name = `set-${randomUUID()}`;
+        await store.rulesets.create({ name, domain: 'a' }, 'alice');
+        const conflict = await rejection(store.rulesets.create({ name, domain: 'b' }, 'bob'));
+        expect(conflict.code).toBe('CONFLICT');
+        expect(conflict.message).toBe(`a ruleset named "${name}" already exists`);
+        expect((await rejection(store.rulesets.list({ limit: 5, cursor: 'zz' }))).code).toBe('VALIDATION_ERROR');
+      });
+    });
+
+    describe('audit', () => {
+      it('records create, update and delete with before and after, newest first', async () => {
+        const { value: rule } = await store.rules.create(draft(), 'alice');
+        const updated = await store.rules.update(rule.id, { priority: 2 }, 'bob');
+        await store.rules.delete(rule.id, 'carol');
+        const { items } = await store.audit.list({ entity_type: 'rule', entity_id: rule.id, limit: 10 });
+        expect(items.map((entry) => [entry.action, entry.actor])).toEqual([
+          ['delete', 'carol'],
+          ['update', 'bob'],
+          ['create', 'alice'],
+        ]);
+        expect(items[2]).toMatchObject({ before: null, after: rule, entity_type: 'rule', entity_id: rule.id, at: rule.created_at });
+        expect(items[1]).toMatchObject({ before: rule, after: updated?.value });
+        expect(items[0]).toMatchObject({ before: updated?.value, after: null });
+        expect(items[0]?.prev_hash).toBe(items[1]?.hash);
+        for (const entry of items) expect(entry.hash).toMatch(/^[0-9a-f]{64}$/);
+      });
+
+      it('audits rulesets too', async () => {
+        const { value: ruleset } = await store.rulesets.create({ name: `set-${randomUUID()}`, domain: 'd' }, 'dora');
+        const { items } = await store.audit.list({ entity_type: 'ruleset', entity_id: ruleset.id, limit: 5 });
+        expect(items).toEqual([expect.objectContaining({ action: 'create', actor: 'dora', before: null, after: ruleset })]);
+      });
+
+      it('filters by action and by time, and pages with cursors', async () => {
+        const since = new Date();
+        const { value: rule } = await store.rules.create(draft(), 'alice');
+        for (let i = 0; i < 4; i++) await store.rules.update(rule.id, { priority: i }, 'bob');
+        const until = new Date(Date.now() + 1);
+
+        const updates = await store.audit.list({ entity_id: rule.id, entity_type: 'rule', action: 'update', limit: 10 });
+        expect(updates.items).toHaveLength(4);
+        expect(updates.items.map((entry) => (entry.after as { priority: number }).priority)).toEqual([3, 2, 1, 0]);
+
+        const windowed = await store.audit.list({ since, until, limit: 100 });
+        expect(windowed.items.filter((entry) => entry.entity_id === rule.id && entry.entity_type === 'rule')).toHaveLength(5);
+        for (const entry of windowed.items) expect(entry.at >= since.toISOString() && entry.at < until.toISOString()).toBe(true);
+        const future = await store.audit.list({ since: new Date(Date.now() + 60_000), limit: 10 });
+        expect(future.items).toEqual([]);
+        const past = await store.audit.list({ until: new Date('2000-01-01T00:00:00Z'), limit: 10 });
+        expect(past.items).toEqual([]);
+
+        const first = await store.audit.list({ entity_type: 'rule', entity_id: rule.id, limit: 2 });
+        const second = await store.audit.list({ entity_type: 'rule', entity_id: rule.id, limit: 2, cursor: first.next_cursor ?? '' });
+        const third = await store.audit.list({ entity_type: 'rule', entity_id: rule.id, limit: 2, cursor: second.next_cursor ?? '' });
+        const ids = [...first.items, ...second.items, ...third.items].map((entry) => entry.id);
+        expect(ids).toHaveLength(5);
+        expect(ids).toEqual([...ids].sort((a, b) => b - a));
+        expect(third.next_cursor).toBeNull();
+      });
+
+      it('rejects a malformed cursor, limit or date with VALIDATION_ERROR', async () => {
+        expect((await rejection(store.audit.list({ limit: 5, cursor: 'MTIz=' }))).code).toBe('VALIDATION_ERROR');
+        expect((await rejection(store.audit.list({ limit: 0 }))).code).toBe('VALIDATION_ERROR');
+        const badDate = await rejection(store.audit.list({ limit: 5, since: new Date('nope') }));
+        expect(badDate.code).toBe('VALIDATION_ERROR');
+        expect(badDate.message).toBe('since must be a valid date');
+      });
+
+      it('keeps one unbroken chain under concurrent writers', async () => {
+        await Promise.all([
+          ...Array.from({ length: 10 }, (_, i) => store.rules.create(draft(), `w${i}`)),
+          ...Array.from({ length: 3 }, (_, i) => store.rulesets.create({ name: `set-${randomUUID()}`, domain: 'd' }, `s${i}`)),
+        ]);
+        const result = await store.audit.verify();
+        expect(result).toEqual({ valid: true, entries: expect.any(Number) });
+        const rows = await store.db.selectFrom('audit_log').select(['prev_hash']).execute();
+        expect(result.entries).toBe(rows.length);
+        expect(new Set(rows.map((row) => row.prev_hash)).size).toBe(rows.length);
+      });
+
+      it('detects a tampered entry and names it', async () => {
+        const { value: rule } = await store.rules.create(draft(), 'alice');
+        await store.rules.update(rule.id, { priority: 1 }, 'bob');
+        const [victim] = (await store.audit.list({ entity_type: 'rule', entity_id: rule.id, action: 'create', limit: 1 })).items;
+        if (victim === undefined) throw new Error('no audit entry to tamper with');
+        expect(await store.audit.verify()).toMatchObject({ valid: true });
+
+        const forged = JSON.stringify({ ...rule, action: 'approve' });
+        await sql`update audit_log set after = ${forged}::jsonb where id = ${victim.id}`.execute(store.db);
+        try {
+          expect(await store.audit.verify()).toMatchObject({ valid: false, first_invalid_id: victim.id });
+        } finally {
+          await sql`update audit_log set after = ${JSON.stringify(victim.after)}::jsonb where id = ${victim.id}`.execute(store.db);
+        }
+        expect(await store.audit.verify()).toMatchObject({ valid: true });
+
+        await sql`update audit_log set actor = 'mallory' where id = ${victim.id}`.execute(store.db);
+        try {
+          expect(await store.audit.verify()).toMatchObject({ valid: false, first_invalid_id: victim.id });
+        } finally {
+          await sql`update audit_log set actor = ${victim.actor} where id = ${victim.id}`.execute(store.db);
+        }
+        expect(await store.audit.verify()).toMatchObject({ valid: true });
+      });
+
+      it('detects a recomputed hash that breaks the link to the next entry', async () => {
+        const { value: rule } = await store.rules.create(draft(), 'alice');
+        await store.rules.update(rule.id, { priority: 1 }, 'bob');
+        const [next, victim] = (await store.audit.list({ entity_type: 'rule', entity_id: rule.id, limit: 2 })).items;
+        if (victim === undefined || next === undefined) throw new Error('expected two audit entries');
+        await sql`update audit_log set hash = ${'f'.repeat(64)} where id = ${victim.id}`.execute(store.db);
+        try {
+          expect(await store.audit.verify()).toMatchObject({ valid: false, first_invalid_id: victim.id });
+        } finally {
+          await sql`update audit_log set hash = ${victim.hash} where id = ${victim.id}`.execute(store.db);
+        }
+        expect(await store.audit.verify()).toMatchObject({ valid: true });
+      });
+    });
+
+    describe('executions', () => {
+      it('finds a recorded execution at once, before and after it is written', async () => {
+        const { repository } = writer({ flushMs: 60_000 });
+        const recorded = execution();
+        repository.record(recorded);
+        expect(await repository.get(recorded.execution_id)).toEqual(recorded);
+        const stored = await store.db
+          .selectFrom('executions')
+          .select('execution_id')
+          .where('execution_id', '=', recorded.execution_id)
+          .execute();
+        expect(stored).toEqual([]);
+
+        await repository.flush();
+        await repository.close();
+        const fresh = writer().repository;
+        expect(await fresh.get(recorded.execution_id)).toEqual(recorded);
+        await fresh.close();
+        expect(await store.executions.get(recorded.execution_id)).toEqual(recorded);
+        expect(await store.executions.get(randomUUID())).toBeUndefined();
+      });
+
+      it('writes 10,000 records in batches that stay under the parameter limit', async () => {
+        const domain = `bulk-${randomUUID()}`;
+        const { repository, errors } = writer({ batchSize: 50_000, flushMs: 60_000 });
+        const records = Array.from({ length: 10_000 }, (_, i) => execution({ domain, facts: { i }, fired_rules: [i] }));
+        for (const record of records) repository.record(record);
+        await repository.flush();
+        await repository.close();
+        expect(errors).toEqual([]);
+        const { count } = await store.db
+          .selectFrom('executions')
+          .select((eb) => eb.fn.countAll<string | number>().as('count'))
+          .where('domain', '=', domain)
+          .executeTakeFirstOrThrow();
+        expect(Number(count)).toBe(10_000);
+        expect(await store.executions.get(records[9_999]?.execution_id ?? '')).toEqual(records[9_999]);
+      });
+
+      it('writes in the background through the store with the default batch size', async () => {
+        const domain = `background-${randomUUID()}`;
+        const records = Array.from({ length: 1_200 }, () => execution({ domain }));
+        for (const record of records) store.executions.record(record);
+        await store.executions.flush();
+        const rows = await store.db.selectFrom('executions').select('execution_id').where('domain', '=', domain).execute();
+        expect(rows).toHaveLength(1_200);
+      });
+
+      it('keeps records through a failed write, reports it, and writes them once the database is back', async () => {
+        const { repository, errors } = writer();
+        const recorded = execution();
+        await sql`alter table executions rename to executions_parked`.execute(store.db);
+        try {
+          repository.record(recorded);
+          await expect(repository.flush()).rejects.toThrow(/executions/);
+          expect(await repository.get(recorded.execution_id)).toEqual(recorded);
+          await vi.waitFor(() => expect(errors.length).toBeGreaterThan(0), { timeout: 10_000 });
+        } finally {
+          await sql`alter table executions_parked rename to executions`.execute(store.db);
+        }
+        await repository.flush();
+        await repository.close();
+        const rows = await store.db.selectFrom('executions').selectAll().where('execution_id', '=', recorded.execution_id).execute();
+        expect(rows).toHaveLength(1);
+      });
+
+      it('drops only a record the database can never accept, and reports it', async () => {
+        const { repository, errors } = writer({ flushMs: 60_000 });
+        const good = execution();
+        const poisoned = execution({ facts: { note: 'nul \u0000 inside' } });
+        const circular: Record<string, unknown> = {};
+        circular.self = circular;
+        const cyclic = execution({ facts: circular });
+        repository.record(good);
+        repository.record(poisoned);
+        repository.record(cyclic);
+        await repository.flush();
+        await repository.close();
+        expect(errors).toHaveLength(2);
+        expect(errors.map((error) => (error as AppError).message)).toEqual([
+          `execution ${poisoned.execution_id} cannot be stored and was dropped`,
+          `execution ${cyclic.execution_id} cannot be stored and was dropped`,
+        ]);
+        expect(await store.executions.get(good.execution_id)).toEqual(good);
+        expect(await store.executions.get(poisoned.execution_id)).toBeUndefined();
+      });
+
+      it('keeps accepting past the backlog warning, and warns once', async () => {
+        const { repository, errors } = writer({ backlogWarning: 5, batchSize: 1_000, flushMs: 60_000 });
+        const records = Array.from({ length: 8 }, () => execution());
+        for (const record of records) repository.record(record);
+        expect(errors).toHaveLength(1);
+        expect(errors[0]).toMatchObject({ code: 'UNAVAILABLE', message: expect.stringMatching(/not keeping up/) });
+        await repository.close();
+        for (const record of records) expect(await store.executions.get(record.execution_id)).toEqual(record);
+      });
+
+      it('reports a record made after close instead of losing it silently', async () => {
+        const { repository, errors } = writer();
+        await repository.close();
+        const late = execution();
+        repository.record(late);
+        expect(errors).toEqual([new Error(`execution ${late.execution_id} was recorded after the store was closed`)]);
+        expect(await repository.get(late.execution_id)).toEqual(late);
+      });
+
+      it('deletes executions older than the retention cutoff', async () => {
+        const old = [1, 2, 3].map((day) => execution({ created_at: `2001-01-0${day}T00:00:00.000Z` }));
+        const recent = execution({ created_at: '2001-06-01T00:00:00.000Z' });
+        for (const record of [...old, recent]) store.executions.record(record);
+        await store.executions.flush();
+        expect(await store.executions.deleteOlderThan(new Date('2001-03-01T00:00:00Z'))).toBe(3);
+        for (const record of old) expect(await store.executions.get(record.execution_id)).toBeUndefined();
+        expect(await store.executions.get(recent.execution_id)).toEqual(recent);
+        expect(await store.executions.deleteOlderThan(new Date('2001-03-01T00:00:00Z'))).toBe(0);
+        const error = await rejection(store.executions.deleteOlderThan(new Date('garbage')));
+        expect(error.code).toBe('VALIDATION_ERROR');
+      });
+    });
+
+    it('answers ping while open', async () => {
+      expect(await store.ping()).toBe(true);
+    });
+  });
+}

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { AppError, isRetryable } from '../../../src/errors.ts';
+import { isRejectedData, isTransientDatabaseError, isUniqueViolation, withDatabase } from '../../../src/store/database-errors.ts';
+
+const sqlError = (code: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(`sqlstate ${code}`), { code, ...extra });
+
+describe('database error classification', () => {
+  it('recognizes a unique violation, optionally of one constraint, through causes', () => {
+    const violation = sqlError('23505', { constraint: 'rules_domain_name_key' });
+    expect(isUniqueViolation(violation)).toBe(true);
+    expect(isUniqueViolation(violation, 'rules_domain_name_key')).toBe(true);
+    expect(isUniqueViolation(violation, 'rulesets_name_key')).toBe(false);
+    expect(isUniqueViolation(new Error('wrapped', { cause: violation }), 'rules_domain_name_key')).toBe(true);
+    expect(isUniqueViolation(sqlError('23503'))).toBe(false);
+  });
+
+  it('treats connection loss, resource shortage, shutdown and lock conflicts as transient', () => {
+    for (const code of ['ECONNREFUSED', 'ECONNRESET', '08006', '08001', '53300', '57P01', '57P03', '40001', '40P01']) {
+      expect(isTransientDatabaseError(sqlError(code)), code).toBe(true);
+    }
+    expect(isTransientDatabaseError(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(isTransientDatabaseError(new AggregateError([sqlError('ECONNREFUSED')], 'connect failed'))).toBe(true);
+    for (const code of ['23505', '22P05', '42P01', '42601']) expect(isTransientDatabaseError(sqlError(code)), code).toBe(false);
+  });
+
+  it('treats data and integrity errors, and unserializable records, as rejected data', () => {
+    expect(isRejectedData(sqlError('22P05'))).toBe(true);
+    expect(isRejectedData(sqlError('23514'))).toBe(true);
+    expect(isRejectedData(new AppError('VALIDATION_ERROR', 'not JSON'))).toBe(true);
+    expect(isRejectedData(sqlError('42P01'))).toBe(false);
+    expect(isRejectedData(sqlError('08006'))).toBe(false);
+  });
+
+  it('turns an outage into a retryable UNAVAILABLE and lets every other error through unchanged', async () => {
+    const outage = sqlError('ECONNREFUSED');
+    const wrapped = await withDatabase(() => Promise.reject(outage)).catch((error: unknown) => error);
+    expect(wrapped).toMatchObject({ code: 'UNAVAILABLE', message: 'the database is unavailable', cause: outage });
+    expect(isRetryable(wrapped)).toBe(true);
+    const syntax = sqlError('42601');
+    await expect(withDatabase(() => Promise.reject(syntax))).rejects.toBe(syntax);
+    await expect(withDatabase(async () => 5)).resolves.toBe(5);
+  });
+});
