@@ -1,0 +1,278 @@
+// One zod schema for the environment: loadConfig(env) turns it into a frozen, typed Config or names every bad variable.
+import { z } from 'zod';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const API_SCOPES = ['admin', 'evaluate'] as const;
+export type ApiScope = (typeof API_SCOPES)[number];
+
+/** One accepted API key. `name` is what the audit trail records as actor; the key itself is never logged or stored. */
+export interface ApiKey {
+  readonly name: string;
+  readonly key: string;
+  readonly scope: ApiScope;
+}
+
+export interface HttpConfig {
+  readonly port: number;
+  readonly host: string;
+  /** Largest accepted request body in bytes. */
+  readonly bodyLimit: number;
+  /** Most facts one bulk request may carry. */
+  readonly bulkMax: number;
+  /** Accepted keys; null turns authentication off (every caller is "anonymous" with admin rights). */
+  readonly apiKeys: readonly ApiKey[] | null;
+  readonly metrics: 'off' | 'prometheus';
+}
+
+export interface StorageConfig {
+  /** PostgreSQL connection string; when absent the embedded PGlite database in dataDir is used. */
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+}
+
+export interface ExecutionsConfig {
+  /** Executions older than this are deleted by the periodic cleanup. */
+  readonly retentionMs: number;
+  readonly cleanupIntervalMs: number;
+}
+
+export interface KafkaConfig {
+  /** Empty when Kafka is not configured. */
+  readonly brokers: readonly string[];
+  readonly factsTopic: string;
+  readonly resultsTopic: string;
+  readonly dlqTopic: string;
+  readonly groupId: string;
+  readonly exactlyOnce: boolean;
+  readonly streaming: boolean;
+  readonly partitions: number;
+  readonly schemaRegistryUrl: string | undefined;
+}
+
+export interface Config {
+  readonly http: HttpConfig;
+  readonly storage: StorageConfig;
+  readonly executions: ExecutionsConfig;
+  readonly log: { readonly level: LogLevel };
+  readonly kafka: KafkaConfig;
+  readonly redis: { readonly url: string | undefined };
+  readonly sessions: { readonly maxFacts: number };
+  /** Longest a graceful shutdown may take before the process exits anyway. */
+  readonly shutdownTimeoutMs: number;
+}
+
+/** Thrown by loadConfig; the message names every bad variable, one per line. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+const UNIT_BYTES = { b: 1, kb: 1_024, k: 1_024, kib: 1_024, mb: 1_048_576, m: 1_048_576, mib: 1_048_576 } as const;
+
+/** "7d", "12h", "90m", "30s", "250ms" or a plain number of seconds → milliseconds; undefined when malformed. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$/i.exec(text);
+  if (match === null) return undefined;
+  const unit = (match[2]?.toLowerCase() ?? 's') as keyof typeof UNIT_MS;
+  return Math.round(Number(match[1]) * UNIT_MS[unit]);
+}
+
+/** "1048576", "512kb", "1mb" or "1MiB" → bytes; undefined when malformed. */
+export function parseByteSize(text: string): number | undefined {
+  const match = /^\s*(\d+)\s*(b|kb|k|kib|mb|m|mib)?\s*$/i.exec(text);
+  if (match === null) return undefined;
+  const unit = (match[2]?.toLowerCase() ?? 'b') as keyof typeof UNIT_BYTES;
+  return Number(match[1]) * UNIT_BYTES[unit];
+}
+
+/**
+ * RULES_API_KEYS: comma-separated `[name=]key:scope`. Without a name the actor is `key-<position>` (1-based).
+ * The scope is after the last colon, so a key may itself contain colons.
+ */
+export function parseApiKeys(text: string): { keys: ApiKey[] } | { problem: string } {
+  const keys: ApiKey[] = [];
+  const entries = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  if (entries.length === 0) return { problem: 'must list at least one <key>:<scope> entry' };
+  for (const [index, entry] of entries.entries()) {
+    const colon = entry.lastIndexOf(':');
+    if (colon < 0) return { problem: `entry ${index + 1} must be [name=]key:scope` };
+    const scope = entry.slice(colon + 1).trim();
+    const head = entry.slice(0, colon);
+    const equals = head.indexOf('=');
+    const name = equals < 0 ? `key-${index + 1}` : head.slice(0, equals).trim();
+    const key = (equals < 0 ? head : head.slice(equals + 1)).trim();
+    if (!(API_SCOPES as readonly string[]).includes(scope)) {
+      return { problem: `entry ${index + 1} has scope "${scope}"; expected one of ${API_SCOPES.join(', ')}` };
+    }
+    if (key === '') return { problem: `entry ${index + 1} has an empty key` };
+    if (name === '') return { problem: `entry ${index + 1} has an empty name` };
+    if (keys.some((other) => other.key === key)) return { problem: `entry ${index + 1} repeats a key` };
+    if (keys.some((other) => other.name === name)) return { problem: `entry ${index + 1} repeats the name "${name}"` };
+    keys.push({ name, key, scope: scope as ApiScope });
+  }
+  return { keys };
+}
+
+const emptyAsUnset = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess(emptyAsUnset, schema.optional());
+
+const integer = (min: number, max: number, fallback: number) =>
+  optional(
+    z
+      .string()
+      .regex(/^\s*\d+\s*$/, 'must be a whole number')
+      .transform(Number)
+      .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`)),
+  ).transform((value) => value ?? fallback);
+
+const text = (fallback: string) => optional(z.string().trim().min(1)).transform((value) => value ?? fallback);
+const flag = (fallback: boolean) => optional(z.stringbool()).transform((value) => value ?? fallback);
+
+const duration = (fallback: string) =>
+  optional(z.string())
+    .transform((value, ctx) => {
+      const ms = parseDuration(value ?? fallback);
+      if (ms === undefined || ms <= 0) {
+        ctx.addIssue({ code: 'custom', message: 'must be a positive duration such as 7d, 12h, 30m or a number of seconds' });
+        return z.NEVER;
+      }
+      return ms;
+    })
+    .pipe(z.number());
+
+const url = (protocols: RegExp) =>
+  optional(
+    z
+      .string()
+      .trim()
+      .refine((value) => URL.canParse(value) && protocols.test(new URL(value).protocol), 'must be a URL with a supported scheme'),
+  );
+
+const envSchema = z.object({
+  PORT: integer(0, 65_535, 8080),
+  HOST: text('0.0.0.0'),
+  DATABASE_URL: url(/^postgres(ql)?:$/),
+  RULES_DATA_DIR: text('./data'),
+  RULES_LOG_LEVEL: optional(
+    z
+      .string()
+      .trim()
+      .toLowerCase()
+      .transform((value) => (value === 'warning' ? 'warn' : value))
+      .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')} (any case)` })),
+  ).transform((value) => value ?? 'info'),
+  RULES_BODY_LIMIT: optional(z.string())
+    .transform((value, ctx) => {
+      const bytes = parseByteSize(value ?? '1mib');
+      if (bytes === undefined || bytes < 1_024) {
+        ctx.addIssue({ code: 'custom', message: 'must be a size of at least 1kb, e.g. 1048576, 512kb or 1mb' });
+        return z.NEVER;
+      }
+      return bytes;
+    })
+    .pipe(z.number()),
+  RULES_BULK_MAX: integer(1, 1_000_000, 10_000),
+  RULES_EXECUTION_RETENTION: duration('7d'),
+  RULES_EXECUTION_CLEANUP_INTERVAL: duration('1h'),
+  RULES_SHUTDOWN_TIMEOUT: duration('30s'),
+  RULES_API_KEYS: optional(z.string())
+    .transform((value, ctx) => {
+      if (value === undefined) return null;
+      const parsed = parseApiKeys(value);
+      if ('problem' in parsed) {
+        ctx.addIssue({ code: 'custom', message: parsed.problem });
+        return z.NEVER;
+      }
+      return parsed.keys;
+    })
+    .pipe(z.array(z.custom<ApiKey>()).nullable()),
+  RULES_METRICS: optional(
+    z
+      .string()
+      .trim()
+      .toLowerCase()
+      .pipe(z.enum(['off', 'prometheus'], { error: 'must be off or prometheus' })),
+  ).transform((value) => value ?? 'off'),
+  KAFKA_BROKERS: optional(z.string()).transform((value, ctx) => {
+    const brokers = (value ?? '')
+      .split(',')
+      .map((broker) => broker.trim())
+      .filter((broker) => broker !== '');
+    for (const broker of brokers) {
+      if (!/^[^\s:/]+:\d{1,5}$/.test(broker)) ctx.addIssue({ code: 'custom', message: `"${broker}" must be host:port` });
+    }
+    return brokers;
+  }),
+  KAFKA_FACTS_TOPIC: text('rules.facts'),
+  KAFKA_RESULTS_TOPIC: text('rules.results'),
+  KAFKA_DLQ_TOPIC: text('rules.facts.dlq'),
+  KAFKA_GROUP_ID: text('rules-evaluator'),
+  KAFKA_EXACTLY_ONCE: flag(false),
+  KAFKA_STREAMING: flag(false),
+  KAFKA_PARTITIONS: integer(1, 10_000, 3),
+  SCHEMA_REGISTRY_URL: url(/^https?:$/),
+  REDIS_URL: url(/^rediss?:$/),
+  RULES_SESSION_MAX_FACTS: integer(1, 10_000_000, 10_000),
+});
+
+/** Every variable loadConfig reads, for docs and for the test that keeps them in step. */
+export const CONFIG_VARIABLES = Object.keys(envSchema.shape) as readonly (keyof typeof envSchema.shape)[];
+
+/** Parses the environment once. Pure: reads only `env`; throws ConfigError naming every bad variable. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => {
+      const variable = String(issue.path[0] ?? 'environment');
+      const got = env[variable];
+      // Secrets are never echoed back: only non-secret variables show the value that was rejected.
+      const shown = got === undefined || /KEY|URL/.test(variable) ? '' : ` (got "${got}")`;
+      return `${variable}: ${issue.message}${shown}`;
+    });
+    throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  return deepFreeze({
+    http: {
+      port: e.PORT,
+      host: e.HOST,
+      bodyLimit: e.RULES_BODY_LIMIT,
+      bulkMax: e.RULES_BULK_MAX,
+      apiKeys: e.RULES_API_KEYS,
+      metrics: e.RULES_METRICS,
+    },
+    storage: { databaseUrl: e.DATABASE_URL, dataDir: e.RULES_DATA_DIR },
+    executions: { retentionMs: e.RULES_EXECUTION_RETENTION, cleanupIntervalMs: e.RULES_EXECUTION_CLEANUP_INTERVAL },
+    log: { level: e.RULES_LOG_LEVEL },
+    kafka: {
+      brokers: e.KAFKA_BROKERS,
+      factsTopic: e.KAFKA_FACTS_TOPIC,
+      resultsTopic: e.KAFKA_RESULTS_TOPIC,
+      dlqTopic: e.KAFKA_DLQ_TOPIC,
+      groupId: e.KAFKA_GROUP_ID,
+      exactlyOnce: e.KAFKA_EXACTLY_ONCE,
+      streaming: e.KAFKA_STREAMING,
+      partitions: e.KAFKA_PARTITIONS,
+      schemaRegistryUrl: e.SCHEMA_REGISTRY_URL,
+    },
+    redis: { url: e.REDIS_URL },
+    sessions: { maxFacts: e.RULES_SESSION_MAX_FACTS },
+    shutdownTimeoutMs: e.RULES_SHUTDOWN_TIMEOUT,
+  });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

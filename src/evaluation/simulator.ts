@@ -1,0 +1,56 @@
+// The simulate use case: evaluate facts against rules given inline (ids 1..n) or the stored ones; nothing is recorded.
+
+import type { ConditionNode } from '../contracts/condition-dsl.ts';
+import type { EvaluationResult, ValidationIssue } from '../contracts/evaluation.ts';
+import type { RuleInput } from '../contracts/rule.ts';
+import { RuleEngine, validateCondition } from '../engine/index.ts';
+import { AppError } from '../errors.ts';
+import { describeDslIssues, relocateIssues } from './dsl-errors.ts';
+import type { Facts } from './evaluator.ts';
+
+export interface SimulatedRule {
+  name: string;
+  condition_dsl: unknown;
+  action: string;
+  priority?: number | undefined;
+  domain?: string | undefined;
+}
+
+export interface SimulationInput {
+  rules?: readonly SimulatedRule[] | undefined;
+  facts: Facts;
+  domain?: string | undefined;
+}
+
+export interface SimulationResult extends EvaluationResult {
+  /** The stored rules' revision, or null for inline rules. */
+  revision: number | null;
+}
+
+export function simulate(catalog: { readonly engine: RuleEngine }, input: SimulationInput): SimulationResult {
+  const scope = input.domain === undefined ? {} : { domain: input.domain };
+  if (input.rules === undefined) {
+    const engine = catalog.engine;
+    return { ...engine.evaluate(input.facts, scope), revision: engine.revision };
+  }
+  const engine = RuleEngine.compile(inlineRules(input.rules));
+  return { ...engine.evaluate(input.facts, scope), revision: null };
+}
+
+/** Numbers the rules 1..n in input order; every DSL problem of every rule is reported at once, as DSL_ERROR. */
+export function inlineRules(rules: readonly SimulatedRule[]): RuleInput[] {
+  const issues: ValidationIssue[] = [];
+  rules.forEach((rule, index) => {
+    const result = validateCondition(rule.condition_dsl);
+    if (!result.valid) issues.push(...relocateIssues(result.errors, `rules[${index}].condition_dsl`));
+  });
+  if (issues.length > 0) throw new AppError('DSL_ERROR', describeDslIssues(issues));
+  return rules.map((rule, index) => ({
+    id: index + 1,
+    name: rule.name,
+    condition_dsl: rule.condition_dsl as ConditionNode,
+    action: rule.action,
+    ...(rule.priority === undefined ? {} : { priority: rule.priority }),
+    ...(rule.domain === undefined ? {} : { domain: rule.domain }),
+  }));
+}

@@ -1,0 +1,107 @@
+// Builds the HTTP API as a Fastify instance from its dependencies; it never listens (main.ts does, tests inject).
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { HttpConfig } from '../config.ts';
+import { AppError } from '../errors.ts';
+import { Evaluator } from '../evaluation/evaluator.ts';
+import { RuleAdmin } from '../evaluation/rule-admin.ts';
+import type { RuleCatalog } from '../evaluation/rule-catalog.ts';
+import type { ServiceMetrics } from '../evaluation/service-metrics.ts';
+import type { Logger } from '../logger.ts';
+import type { Store } from '../store/types.ts';
+import { registerAuth } from './auth.ts';
+import { registerErrorHandling } from './error-handler.ts';
+import { registerJsonBody } from './json-body.ts';
+import { registerOpenApi } from './openapi.ts';
+import { registerRequestMetrics } from './request-metrics.ts';
+import { healthRoutes } from './routes/health.ts';
+import { auditRoutes } from './routes/v1/audit.ts';
+import { evaluationRoutes } from './routes/v1/evaluation.ts';
+import { executionRoutes } from './routes/v1/executions.ts';
+import { metricsRoutes } from './routes/v1/metrics.ts';
+import { ruleRoutes } from './routes/v1/rules.ts';
+import { rulesetRoutes } from './routes/v1/rulesets.ts';
+import type { HttpServices, ReadinessCheck } from './services.ts';
+import { jsonSerializerCompiler, zodValidatorCompiler } from './zod-compilers.ts';
+
+export interface AppDependencies {
+  config: HttpConfig;
+  /** Reported by GET /health and the OpenAPI document. */
+  version: string;
+  store: Store;
+  catalog: RuleCatalog;
+  logger: Logger;
+  /** The evaluate use case, when shared with another transport; built from store and catalog otherwise. */
+  evaluator?: Evaluator;
+  /** Required for RULES_METRICS=prometheus; the same registry other transports count into. */
+  metrics?: ServiceMetrics;
+  /** Further dependencies /health/ready reports, e.g. kafka or redis. */
+  readiness?: Record<string, ReadinessCheck>;
+}
+
+export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
+  const { config } = deps;
+  const loggerInstance: FastifyBaseLogger = deps.logger;
+  const app = Fastify({
+    loggerInstance,
+    // One line per request costs more than an evaluation; failures are logged by the error handler instead.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.bodyLimit,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    // Requests arriving during shutdown get our own 503 body below, not Fastify's.
+    return503OnClosing: false,
+    requestIdHeader: 'x-request-id',
+  });
+  app.setValidatorCompiler(zodValidatorCompiler);
+  app.setSerializerCompiler(jsonSerializerCompiler);
+  registerJsonBody(app, config.bodyLimit);
+  registerErrorHandling(app, config.bodyLimit);
+
+  let draining = false;
+  app.addHook('preClose', async () => {
+    draining = true;
+  });
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!draining) return done();
+    reply.header('connection', 'close');
+    done(new AppError('UNAVAILABLE', 'The service is shutting down; retry on another instance.'));
+  });
+  registerAuth(app, config.apiKeys);
+
+  const metrics = config.metrics === 'prometheus' ? deps.metrics : undefined;
+  if (config.metrics === 'prometheus' && metrics === undefined) throw new Error('RULES_METRICS=prometheus needs a ServiceMetrics');
+  if (metrics !== undefined) registerRequestMetrics(app, metrics);
+
+  const services: HttpServices = {
+    config,
+    version: deps.version,
+    evaluator:
+      deps.evaluator ??
+      new Evaluator({
+        catalog: deps.catalog,
+        executions: deps.store.executions,
+        ...(metrics === undefined ? {} : { observer: metrics.observe }),
+      }),
+    admin: new RuleAdmin({ store: deps.store, catalog: deps.catalog }),
+    catalog: deps.catalog,
+    store: deps.store,
+    metrics,
+    readiness: deps.readiness ?? {},
+    draining: () => draining,
+  };
+
+  await registerOpenApi(app, deps.version, config.apiKeys !== null);
+  await app.register(healthRoutes, { services });
+  await app.register(
+    async (v1) => {
+      await v1.register(evaluationRoutes, { services });
+      await v1.register(executionRoutes, { services });
+      await v1.register(ruleRoutes, { services });
+      await v1.register(rulesetRoutes, { services });
+      await v1.register(auditRoutes, { services });
+      if (metrics !== undefined) await v1.register(metricsRoutes, { metrics });
+    },
+    { prefix: '/api/v1' },
+  );
+  return app;
+}

@@ -1,0 +1,56 @@
+// One error handler: every failure leaves as {detail, error_code} with a registered code; 5xx internals stay in the log.
+import type { FastifyInstance } from 'fastify';
+import { AppError, type ErrorCode, isRetryable } from '../errors.ts';
+
+export interface ErrorReply {
+  status: number;
+  body: { detail: string; error_code: ErrorCode };
+}
+
+const BY_STATUS: Record<number, ErrorCode> = {
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+};
+
+function reply(code: ErrorCode, detail: string): ErrorReply {
+  return { status: new AppError(code, detail).status, body: { detail, error_code: code } };
+}
+
+/** Maps anything thrown while handling a request (ours, Fastify's, a driver's) to the reply the client sees. */
+export function toErrorReply(error: unknown, bodyLimit: number): ErrorReply {
+  if (error instanceof AppError) return { status: error.status, body: error.toBody() };
+  const { code, statusCode, message } = (error ?? {}) as { code?: unknown; statusCode?: unknown; message?: unknown };
+  switch (code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return reply('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be sent with Content-Type: application/json.');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return reply('PAYLOAD_TOO_LARGE', `The request body is larger than the limit of ${bodyLimit} bytes.`);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return reply('VALIDATION_ERROR', 'The request body is empty; send a JSON object.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return reply('VALIDATION_ERROR', 'The Content-Length header does not match the body.');
+  }
+  // Fastify's own client errors carry a safe message and a 4xx status.
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
+    return reply(BY_STATUS[statusCode] ?? 'VALIDATION_ERROR', typeof message === 'string' && message !== '' ? message : 'Bad request.');
+  }
+  if (isRetryable(error)) return reply('UNAVAILABLE', 'A dependency is unavailable; try again later.');
+  return reply('INTERNAL_ERROR', 'Internal server error.');
+}
+
+export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): void {
+  app.setErrorHandler((error, request, response) => {
+    const { status, body } = toErrorReply(error, bodyLimit);
+    if (status >= 500) request.log.error({ err: error, error_code: body.error_code }, 'request failed');
+    else request.log.debug({ error_code: body.error_code, detail: body.detail }, 'request rejected');
+    return response.code(status).type('application/json').send(body);
+  });
+  app.setNotFoundHandler((request, response) => {
+    const path = request.url.split('?', 1)[0];
+    return response.code(404).send({ detail: `Route ${request.method} ${path} does not exist.`, error_code: 'NOT_FOUND' });
+  });
+}

@@ -1,0 +1,83 @@
+// The only body parser: JSON with prototype-poisoning and nesting guards, so nothing downstream can recurse without bound.
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../errors.ts';
+
+/** Deepest nesting any request body may have; facts have their own, lower limit (MAX_FACT_DEPTH). */
+export const MAX_BODY_DEPTH = 128;
+
+/**
+ * Parses a JSON body. Like secure-json-parse with protoAction/constructorAction "error": an own `__proto__` key, or a
+ * `constructor` object carrying `prototype`, is refused. Malformed JSON, poisoning and over-deep nesting are VALIDATION_ERROR.
+ */
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') throw new AppError('VALIDATION_ERROR', 'The request body is empty; send a JSON object.');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new AppError('VALIDATION_ERROR', `The request body is not valid JSON: ${(error as Error).message}`);
+  }
+  const suspiciousKeys = text.includes('__proto__') || text.includes('constructor');
+  // Every level of nesting takes two brackets, so a body this short cannot be too deep and needs no walk.
+  if (text.length <= 2 * MAX_BODY_DEPTH && !suspiciousKeys) return value;
+  const problem = inspectJson(value, MAX_BODY_DEPTH, suspiciousKeys);
+  if (problem !== undefined) throw new AppError('VALIDATION_ERROR', problem);
+  return value;
+}
+
+/**
+ * Describes the first problem of a parsed body, walking it without recursion: nesting deeper than maxDepth levels (the
+ * outermost object or array is level 1) or, when checkKeys is set, a prototype-poisoning key.
+ */
+export function inspectJson(root: unknown, maxDepth: number, checkKeys: boolean): string | undefined {
+  if (jsonDepthExceeds(root, maxDepth)) return `The request body is nested deeper than ${maxDepth} levels.`;
+  if (!checkKeys) return undefined;
+  // Only bodies whose text mentions __proto__ or constructor get here, so building paths costs the common case nothing.
+  const stack: { value: unknown; path: string }[] = [{ value: root, path: '' }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (Array.isArray(value)) {
+      for (let index = 0; index < value.length; index++) stack.push({ value: value[index], path: `${path}[${index}]` });
+      continue;
+    }
+    for (const key of Object.keys(value)) {
+      const child = (value as Record<string, unknown>)[key];
+      const childPath = path === '' ? key : `${path}.${key}`;
+      if (isPoisoningKey(key, child)) return `The request body contains the forbidden key "${key}" at ${childPath}.`;
+      stack.push({ value: child, path: childPath });
+    }
+  }
+  return undefined;
+}
+
+/** True when a JSON value nests deeper than limit levels (the outermost object or array is level 1); never recurses. */
+export function jsonDepthExceeds(root: unknown, limit: number): boolean {
+  const stack: { value: unknown; depth: number }[] = [{ value: root, depth: 1 }];
+  while (stack.length > 0) {
+    const { value, depth } = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: depth + 1 });
+    }
+  }
+  return false;
+}
+
+function isPoisoningKey(key: string, child: unknown): boolean {
+  if (key === '__proto__') return true;
+  return key === 'constructor' && typeof child === 'object' && child !== null && Object.hasOwn(child, 'prototype');
+}
+
+/** Replaces Fastify's parsers: application/json (any charset) is the only accepted body type; anything else is 415. */
+export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (error) {
+      done(error as AppError, undefined);
+    }
+  });
+}

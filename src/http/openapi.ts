@@ -1,0 +1,110 @@
+// The OpenAPI 3.1 document, generated from the routes' zod schemas, served at /openapi.json and browsable at /docs.
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { conditionNodeSchema } from '../contracts/condition-dsl.ts';
+import { components, conditionDslField } from './schemas/common.ts';
+
+type JsonSchema = Record<string, unknown>;
+
+const COMPONENT_PREFIX = '#/components/schemas/';
+const INPUT_PARTS = ['body', 'querystring', 'params', 'headers'] as const;
+
+/** The DSL as its own component; its recursion refers to itself by name. */
+export function conditionNodeComponent(): JsonSchema {
+  const registry = z.registry<{ id: string }>();
+  registry.add(conditionNodeSchema, { id: 'ConditionNode' });
+  const { schemas } = z.toJSONSchema(registry, { uri: (id) => `${COMPONENT_PREFIX}${id}`, io: 'input' });
+  const { $id: _id, $schema: _schema, ...node } = schemas.ConditionNode as JsonSchema;
+  return node;
+}
+
+/**
+ * One zod schema as OpenAPI JSON Schema. Named schemas (the `components` registry) are moved into `hoisted` and referred
+ * to by $ref; the DSL field becomes a reference to ConditionNode.
+ */
+export function toOpenApiSchema(schema: z.ZodType, io: 'input' | 'output', hoisted: Record<string, unknown>): JsonSchema {
+  const json = z.toJSONSchema(schema, {
+    io,
+    metadata: components,
+    unrepresentable: 'any',
+    override: (ctx) => {
+      if (ctx.zodSchema === conditionDslField) {
+        for (const key of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[key];
+        ctx.jsonSchema.$ref = `${COMPONENT_PREFIX}ConditionNode`;
+      }
+    },
+  }) as JsonSchema;
+  const { $schema: _schema, $defs: defs, ...root } = json;
+  for (const [id, definition] of Object.entries((defs ?? {}) as Record<string, unknown>)) hoisted[id] = rewriteRefs(definition);
+  return rewriteRefs(root) as JsonSchema;
+}
+
+/** `#/$defs/X` → `#/components/schemas/X`, without recursion. */
+function rewriteRefs(value: unknown): unknown {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    const record = node as Record<string, unknown>;
+    if (typeof record.$ref === 'string' && record.$ref.startsWith('#/$defs/')) record.$ref = COMPONENT_PREFIX + record.$ref.slice(8);
+    stack.push(...Object.values(record));
+  }
+  return value;
+}
+
+function isZod(value: unknown): value is z.ZodType {
+  return value instanceof z.ZodType;
+}
+
+export async function registerOpenApi(app: FastifyInstance, version: string, authentication: boolean): Promise<void> {
+  const hoisted: Record<string, unknown> = { ConditionNode: conditionNodeComponent() };
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Rules Evaluation Service',
+        version,
+        description: 'Evaluates JSON facts against business rules written in a JSON condition DSL. Errors are {detail, error_code}.',
+      },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <key> (RULES_API_KEYS).' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        },
+      },
+      ...(authentication ? { security: [{ bearer: [] }, { apiKey: [] }] } : {}),
+    },
+    transform: (route) => {
+      const { schema, url } = route;
+      if (schema === undefined || schema === null) return { schema, url };
+      const converted: Record<string, unknown> = { ...schema };
+      for (const part of INPUT_PARTS) {
+        const value = converted[part];
+        if (isZod(value)) converted[part] = toOpenApiSchema(value, 'input', hoisted);
+      }
+      if (typeof converted.response === 'object' && converted.response !== null) {
+        const responses: Record<string, unknown> = {};
+        for (const [status, value] of Object.entries(converted.response)) {
+          responses[status] = isZod(value) ? toOpenApiSchema(value, 'output', hoisted) : value;
+        }
+        converted.response = responses;
+      }
+      if ('openapiObject' in route) {
+        const target = route.openapiObject as { components?: { schemas?: Record<string, unknown> } };
+        target.components ??= {};
+        target.components.schemas = { ...target.components.schemas, ...hoisted };
+      }
+      return { schema: converted as typeof schema, url };
+    },
+  });
+  // The documentation routes are open even with authentication on.
+  await app.register(async (docs) => {
+    docs.addHook('onRoute', (route) => {
+      route.config = { ...route.config, scope: 'public' };
+    });
+    await docs.register(swaggerUi, { routePrefix: '/docs' });
+    docs.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  });
+}

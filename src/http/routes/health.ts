@@ -1,0 +1,63 @@
+// Liveness and readiness, open even with authentication on.
+import type { FastifyPluginAsync } from 'fastify';
+import { healthSchema, readinessSchema } from '../schemas/health.ts';
+import type { ReadinessCheck, RouteOptions } from '../services.ts';
+import type { ZodTypeProvider } from '../zod-compilers.ts';
+
+/** A dependency that does not answer within this time counts as down, so readiness itself never hangs. */
+export const READINESS_TIMEOUT_MS = 2_000;
+
+async function probeState(probe: ReadinessCheck): Promise<'up' | 'down'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), READINESS_TIMEOUT_MS);
+  });
+  try {
+    return (await Promise.race([Promise.resolve().then(probe), timeout])) ? 'up' : 'down';
+  } catch {
+    return 'down';
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export const healthRoutes: FastifyPluginAsync<RouteOptions> = async (app, { services }) => {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  const config = { scope: 'public' } as const;
+
+  routes.get(
+    '/health',
+    { config, schema: { tags: ['health'], summary: 'Liveness: the process is up', response: { 200: healthSchema } } },
+    async () => ({ status: 'healthy' as const, version: services.version }),
+  );
+
+  routes.get(
+    '/health/ready',
+    {
+      config,
+      schema: {
+        tags: ['health'],
+        summary: 'Readiness: every dependency can serve',
+        response: { 200: readinessSchema, 503: readinessSchema },
+      },
+    },
+    async (_request, reply) => {
+      const checks: Record<string, 'up' | 'down'> = {};
+      const probes = { database: () => services.store.ping(), engine: () => services.catalog.engine !== undefined, ...services.readiness };
+      await Promise.all(
+        Object.entries(probes).map(async ([name, probe]) => {
+          checks[name] = await probeState(probe);
+        }),
+      );
+      const down = Object.keys(checks).filter((name) => checks[name] === 'down');
+      if (services.draining()) down.unshift('shutting down');
+      if (down.length === 0) return { status: 'ready' as const, checks };
+      return reply.code(503).send({
+        status: 'unavailable' as const,
+        checks,
+        detail: `Not ready: ${down.join(', ')}.`,
+        error_code: 'UNAVAILABLE' as const,
+      });
+    },
+  );
+};

@@ -1,0 +1,45 @@
+// Query and response bodies of the audit trail.
+import { z } from 'zod';
+import { components, MAX_ID, pageQueryFields, timestampField } from './common.ts';
+
+const instant = (name: string) =>
+  z.iso
+    .datetime({ offset: true, error: `${name} must be an ISO 8601 date-time such as 2025-01-31T12:00:00Z` })
+    .transform((text) => new Date(text));
+
+export const auditQuery = z.strictObject({
+  entity_type: z.enum(['rule', 'ruleset']).optional(),
+  entity_id: z
+    .string()
+    .regex(/^\d{1,10}$/, 'entity_id must be a positive integer')
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(MAX_ID))
+    .optional(),
+  action: z.enum(['create', 'update', 'delete']).optional(),
+  since: instant('since').optional().describe('Entries at or after this instant.'),
+  until: instant('until').optional().describe('Entries before this instant.'),
+  ...pageQueryFields,
+});
+
+export const auditEntrySchema = z
+  .object({
+    id: z.number().int(),
+    at: timestampField,
+    actor: z.string(),
+    action: z.enum(['create', 'update', 'delete']),
+    entity_type: z.enum(['rule', 'ruleset']),
+    entity_id: z.number().int(),
+    before: z.unknown().describe('The entity before the change; null on create.'),
+    after: z.unknown().describe('The entity after the change; null on delete.'),
+    prev_hash: z.string(),
+    hash: z.string().describe('SHA-256 over this entry and prev_hash.'),
+  })
+  .register(components, { id: 'AuditEntry' });
+
+export const auditVerifySchema = z
+  .object({
+    valid: z.boolean(),
+    entries: z.number().int(),
+    first_invalid_id: z.number().int().optional(),
+  })
+  .register(components, { id: 'AuditVerification' });

@@ -1,0 +1,65 @@
+// Building blocks of the HTTP bodies: facts, ids, paging and the error body, each described for the OpenAPI document.
+import { z } from 'zod';
+import { ruleFieldSchemas } from '../../contracts/rule.ts';
+import { ERROR_CODES, type ErrorCode } from '../../errors.ts';
+import { jsonDepthExceeds } from '../json-body.ts';
+
+/** Schemas shown as named components in the OpenAPI document. */
+export const components = z.registry<{ id: string }>();
+
+/** Deepest nesting a fact may have (the fact object itself is level 1). */
+export const MAX_FACT_DEPTH = 64;
+/** Largest id the store can hold (PostgreSQL integer). */
+export const MAX_ID = 2_147_483_647;
+export const DEFAULT_PAGE_LIMIT = 100;
+export const MAX_PAGE_LIMIT = 1_000;
+
+/**
+ * A condition DSL tree, taken as it comes: the use cases validate it so every problem is reported with its path as
+ * DSL_ERROR. The OpenAPI document shows it as a reference to the ConditionNode component.
+ */
+export const conditionDslField = z
+  .custom<unknown>((value) => value !== undefined, { error: 'condition_dsl is required' })
+  .describe('Condition tree in the JSON condition DSL (see ConditionNode).');
+
+export type Facts = Record<string, unknown>;
+
+export const factsSchema = z
+  .record(z.string(), z.unknown())
+  .refine((facts) => !jsonDepthExceeds(facts, MAX_FACT_DEPTH), `must not be nested deeper than ${MAX_FACT_DEPTH} levels`)
+  .describe('A fact: a JSON object of named fields.');
+
+export const domainField = ruleFieldSchemas.domain.describe('Only rules of this domain are considered; all domains when absent.');
+
+export const errorBodySchema = z
+  .object({
+    detail: z.string().describe('What went wrong, for a human.'),
+    error_code: z.enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]).describe('Stable code; see docs/errors.md.'),
+  })
+  .register(components, { id: 'Error' });
+
+const digits = (name: string, max: number) =>
+  z
+    .string()
+    .regex(/^\d{1,16}$/, `${name} must be a positive integer`)
+    .transform(Number)
+    .pipe(z.number().int().min(1, `${name} must be at least 1`).max(max, `${name} must be at most ${max}`));
+
+export const idParams = z.strictObject({ id: digits('id', MAX_ID) });
+
+export const idField = z.number().int().min(1).max(MAX_ID);
+
+/** `?limit=` and `?cursor=` of every listing. */
+export const pageQueryFields = {
+  limit: digits('limit', MAX_PAGE_LIMIT)
+    .default(DEFAULT_PAGE_LIMIT)
+    .describe(`Page size, 1 to ${MAX_PAGE_LIMIT}; default ${DEFAULT_PAGE_LIMIT}.`),
+  cursor: z.string().min(1).max(200).optional().describe('Opaque cursor from the previous page\'s Link rel="next" header.'),
+};
+
+export const pageQuery = z.strictObject(pageQueryFields);
+
+/** Query-string booleans are the words true and false. */
+export const queryBoolean = z.enum(['true', 'false']).transform((value) => value === 'true');
+
+export const timestampField = z.string().describe('ISO 8601 timestamp (UTC).');

@@ -1,0 +1,92 @@
+// Request and response bodies of evaluate, bulk, explain, simulate, validate and executions.
+import { z } from 'zod';
+import { evaluationResultSchema, explanationSchema, validationResultSchema } from '../../contracts/evaluation.ts';
+import { ruleFieldSchemas } from '../../contracts/rule.ts';
+import { components, conditionDslField, domainField, factsSchema, idField, timestampField } from './common.ts';
+
+/** Most rules one simulate or validate request may carry. */
+export const MAX_INLINE_RULES = 1_000;
+
+export const evaluateBody = z
+  .strictObject({ facts: factsSchema, domain: domainField.optional() })
+  .register(components, { id: 'EvaluateRequest' });
+
+export const evaluationOutcomeSchema = evaluationResultSchema
+  .extend({
+    execution_id: z.string().describe('UUID v7 of the recorded execution; GET /api/v1/executions/{id} reads it back.'),
+    revision: z.number().int().describe('Rules revision the facts were evaluated against.'),
+  })
+  .register(components, { id: 'EvaluationOutcome' });
+
+export const bulkBody = z
+  .strictObject({
+    facts: z.array(factsSchema).describe('Facts to evaluate, at most RULES_BULK_MAX (default 10,000).'),
+    domain: domainField.optional(),
+  })
+  .register(components, { id: 'BulkEvaluateRequest' });
+
+export const bulkResponse = z
+  .object({ results: z.array(evaluationOutcomeSchema).describe('One result per fact, in input order.') })
+  .register(components, { id: 'BulkEvaluateResponse' });
+
+export const explainBody = z.strictObject({ rule_id: idField, facts: factsSchema }).register(components, { id: 'ExplainRequest' });
+export const explanationResponse = explanationSchema
+  .extend({ condition_dsl: conditionDslField })
+  .register(components, { id: 'Explanation' });
+
+export const simulatedRuleSchema = z.strictObject({
+  name: ruleFieldSchemas.name,
+  condition_dsl: conditionDslField,
+  action: ruleFieldSchemas.action,
+  priority: z.number().int().optional(),
+  domain: ruleFieldSchemas.domain.optional(),
+});
+
+export const simulateBody = z
+  .strictObject({
+    rules: z
+      .array(simulatedRuleSchema)
+      .min(1)
+      .max(MAX_INLINE_RULES)
+      .optional()
+      .describe('Rules to simulate, given ids 1..n in input order; the stored rules when absent.'),
+    facts: factsSchema,
+    domain: domainField.optional(),
+  })
+  .register(components, { id: 'SimulateRequest' });
+
+export const simulateResponse = evaluationResultSchema
+  .extend({ revision: z.number().int().nullable().describe('Stored rules revision used; null when rules were given inline.') })
+  .register(components, { id: 'SimulateResponse' });
+
+export const validateBody = z
+  .strictObject({
+    condition_dsl: conditionDslField.optional(),
+    rules: z
+      .array(z.unknown())
+      .max(MAX_INLINE_RULES)
+      .optional()
+      .describe('A whole ruleset: each rule is checked, and names must be unique within a domain.'),
+  })
+  .refine((body) => (body.condition_dsl === undefined) !== (body.rules === undefined), 'send exactly one of condition_dsl or rules')
+  .register(components, { id: 'ValidateRequest' });
+
+export const validateResponse = validationResultSchema.register(components, { id: 'ValidationResult' });
+
+export const executionIdParams = z.strictObject({
+  id: z.uuid('id must be a UUID').describe('execution_id returned by evaluate or bulk.'),
+});
+
+export const executionSchema = z
+  .object({
+    execution_id: z.string(),
+    source: z.enum(['http', 'bulk', 'kafka', 'session']),
+    domain: z.string().nullable(),
+    facts: z.unknown(),
+    fired_rules: z.array(z.number().int()),
+    actions: z.array(z.string()),
+    latency_ms: z.number(),
+    revision: z.number().int(),
+    created_at: timestampField,
+  })
+  .register(components, { id: 'Execution' });

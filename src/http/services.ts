@@ -1,0 +1,27 @@
+// What the routes work with: the use cases and the few store parts read directly.
+import type { HttpConfig } from '../config.ts';
+import type { Evaluator } from '../evaluation/evaluator.ts';
+import type { RuleAdmin } from '../evaluation/rule-admin.ts';
+import type { RuleCatalog } from '../evaluation/rule-catalog.ts';
+import type { ServiceMetrics } from '../evaluation/service-metrics.ts';
+import type { Store } from '../store/types.ts';
+
+/** A dependency check for /health/ready: true when the dependency can serve. */
+export type ReadinessCheck = () => boolean | Promise<boolean>;
+
+export interface HttpServices {
+  readonly config: HttpConfig;
+  readonly version: string;
+  readonly evaluator: Evaluator;
+  readonly admin: RuleAdmin;
+  readonly catalog: Pick<RuleCatalog, 'engine' | 'revision'>;
+  readonly store: Pick<Store, 'executions' | 'audit' | 'ping'>;
+  readonly metrics: ServiceMetrics | undefined;
+  readonly readiness: Readonly<Record<string, ReadinessCheck>>;
+  /** True once shutdown began: readiness fails so load balancers stop sending traffic. */
+  readonly draining: () => boolean;
+}
+
+export interface RouteOptions {
+  services: HttpServices;
+}

@@ -1,0 +1,117 @@
+// Composition root: the only place that reads process.env, builds the clients, wires the modules and handles shutdown.
+import packageJson from '../package.json' with { type: 'json' };
+import { type Config, ConfigError, loadConfig } from './config.ts';
+import { EngineMetrics } from './engine/index.ts';
+import { Evaluator } from './evaluation/evaluator.ts';
+import { startExecutionRetention } from './evaluation/execution-retention.ts';
+import { RuleCatalog } from './evaluation/rule-catalog.ts';
+import { ServiceMetrics } from './evaluation/service-metrics.ts';
+import { buildApp } from './http/app.ts';
+import type { ReadinessCheck } from './http/services.ts';
+import { type KafkaPipeline, startKafkaPipeline } from './kafka/index.ts';
+import { registerKafkaMetrics } from './kafka/kafka-metrics.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { openStore } from './store/index.ts';
+
+function readConfig(): Config {
+  try {
+    return loadConfig(process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  const logger = createLogger(config.log.level);
+  process.on('uncaughtException', (error) => fatal(logger, error, 'uncaught exception'));
+  process.on('unhandledRejection', (error) => fatal(logger, error, 'unhandled rejection'));
+  if (config.http.apiKeys === null) {
+    logger.warn('RULES_API_KEYS is not set: authentication is off and every caller acts as "anonymous" with admin rights');
+  }
+
+  const store = await openStore({
+    databaseUrl: config.storage.databaseUrl,
+    dataDir: config.storage.dataDir,
+    onError: (error) => logger.error({ err: error }, 'store background work failed'),
+  });
+  logger.info({ storage: store.dialect, ...(store.dialect === 'pglite' ? { data_dir: config.storage.dataDir } : {}) }, 'store open');
+
+  const prometheus = config.http.metrics === 'prometheus';
+  const engineMetrics = prometheus ? new EngineMetrics() : undefined;
+  const catalog = await RuleCatalog.open({
+    rules: store.rules,
+    ...(engineMetrics === undefined ? {} : { metrics: engineMetrics }),
+    onListenerError: (error) => logger.error({ err: error }, 'a rule change listener failed'),
+  });
+  logger.info({ revision: catalog.revision, rules: catalog.engine.size }, 'rules compiled');
+  const metrics = prometheus
+    ? new ServiceMetrics({ ...(engineMetrics === undefined ? {} : { engineMetrics }), engine: () => catalog.engine })
+    : undefined;
+  const evaluator = new Evaluator({
+    catalog,
+    executions: store.executions,
+    ...(metrics === undefined ? {} : { observer: metrics.observe }),
+  });
+
+  const retention = startExecutionRetention({
+    executions: store.executions,
+    retentionMs: config.executions.retentionMs,
+    intervalMs: config.executions.cleanupIntervalMs,
+    onDeleted: (count) => {
+      if (count > 0) logger.info({ deleted: count }, 'expired executions deleted');
+    },
+    onError: (error) => logger.warn({ err: error }, 'execution cleanup failed; retrying at the next interval'),
+  });
+
+  const readiness: Record<string, ReadinessCheck> = {};
+  let kafka: KafkaPipeline | undefined;
+  // Kafka: facts in, results out, rule changes broadcast; readiness and lag reach HTTP only through these callbacks.
+  if (config.kafka.brokers.length > 0) {
+    kafka = await startKafkaPipeline({ config: config.kafka, evaluator, rules: catalog, logger, logLevel: config.log.level });
+    const pipeline = kafka;
+    readiness.kafka = () => pipeline.state().ready;
+    if (metrics !== undefined) registerKafkaMetrics(metrics.registry, pipeline);
+  } else {
+    logger.info('Kafka disabled: KAFKA_BROKERS not set, serving HTTP only');
+  }
+
+  const app = await buildApp({ config: config.http, version: packageJson.version, store, catalog, logger, evaluator, metrics, readiness });
+  await app.listen({ port: config.http.port, host: config.http.host });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: no new requests, finishing those in flight');
+    // A stuck dependency must not keep the process alive forever.
+    setTimeout(() => fatal(logger, new Error('shutdown timed out'), 'shutdown took too long'), config.shutdownTimeoutMs).unref();
+    try {
+      await app.close();
+      await kafka?.stop();
+      await retention.stop();
+      // Closing the store writes every pending execution first.
+      await store.close();
+      logger.info('stopped');
+      logger.flush();
+      process.exit(0);
+    } catch (error) {
+      fatal(logger, error, 'shutdown failed');
+    }
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+function fatal(logger: Logger, error: unknown, message: string): never {
+  logger.fatal({ err: error }, message);
+  logger.flush();
+  process.exit(1);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`start-up failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,275 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gt, json, ruleDraft, STORE_KINDS, startTestApp, type TestApp } from './harness.ts';
+
+const BODY_LIMIT = 4_096;
+const BULK_MAX = 5;
+
+function nest(depth: number): Record<string, unknown> {
+  let value: Record<string, unknown> = { leaf: 1 };
+  for (let level = 1; level < depth; level++) value = { next: value };
+  return value;
+}
+
+describe.each(STORE_KINDS)('bad input over HTTP (%s)', (kind) => {
+  let t: TestApp;
+  let ruleId: number;
+  let snapshot: { revision: number; rules: unknown[] };
+
+  beforeAll(async () => {
+    t = await startTestApp(kind, { env: { RULES_BODY_LIMIT: String(BODY_LIMIT), RULES_BULK_MAX: String(BULK_MAX) } });
+    ruleId = (await json(t.app, 'POST', '/api/v1/rules', ruleDraft('existing'))).json().id;
+    snapshot = { revision: await t.store.rules.revision(), rules: await t.store.rules.all() };
+  });
+  afterAll(async () => {
+    // Nothing below may have changed the stored rules.
+    expect(await t.store.rules.revision()).toBe(snapshot.revision);
+    expect(await t.store.rules.all()).toEqual(snapshot.rules);
+    await t.cleanup();
+  });
+
+  const raw = (url: string, payload: string, contentType: string | undefined = 'application/json', method: 'POST' | 'PUT' = 'POST') =>
+    t.app.inject({ method, url, payload, headers: contentType === undefined ? {} : { 'content-type': contentType } });
+
+  const expectError = (response: { statusCode: number; json(): unknown }, status: number, code: string, detail?: string | RegExp) => {
+    expect(response.statusCode).toBe(status);
+    const body = response.json() as { detail: string; error_code: string };
+    expect(Object.keys(body).sort()).toEqual(['detail', 'error_code']);
+    expect(body.error_code).toBe(code);
+    if (typeof detail === 'string') expect(body.detail).toBe(detail);
+    else if (detail !== undefined) expect(body.detail).toMatch(detail);
+  };
+
+  it('answers malformed JSON with 400 VALIDATION_ERROR', async () => {
+    expectError(await raw('/api/v1/evaluate', '{"facts": {'), 400, 'VALIDATION_ERROR', /^The request body is not valid JSON: /);
+    expectError(await raw('/api/v1/evaluate', "{'facts': {}}"), 400, 'VALIDATION_ERROR', /not valid JSON/);
+    expectError(await raw('/api/v1/evaluate', ''), 400, 'VALIDATION_ERROR');
+  });
+
+  it.each([
+    ['facts as an array', { facts: [1, 2] }, 'body.facts'],
+    ['facts as a string', { facts: 'amount=5' }, 'body.facts'],
+    ['facts missing', { domain: 'x' }, 'body.facts'],
+    ['domain as a number', { facts: {}, domain: 7 }, 'body.domain'],
+    ['an empty domain', { facts: {}, domain: '  ' }, 'body.domain'],
+    ['a body that is not an object', [1, 2, 3], 'body'],
+    ['an unknown field', { facts: {}, domian: 'typo' }, 'body: Unrecognized key: "domian"'],
+  ])('answers %s on evaluate with 400 naming the field', async (_label, body, where) => {
+    expectError(
+      await json(t.app, 'POST', '/api/v1/evaluate', body),
+      400,
+      'VALIDATION_ERROR',
+      new RegExp(`^${where.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+    );
+  });
+
+  it.each([
+    ['explain with a string rule_id', '/api/v1/explain', { rule_id: '1', facts: {} }],
+    ['explain with rule_id 0', '/api/v1/explain', { rule_id: 0, facts: {} }],
+    ['bulk with facts as an object', '/api/v1/evaluate/bulk', { facts: { a: 1 } }],
+    ['bulk with one bad fact', '/api/v1/evaluate/bulk', { facts: [{}, 3] }],
+    ['simulate with an unknown rule field', '/api/v1/simulate', { rules: [{ ...ruleDraft('x'), salience: 1 }], facts: {} }],
+    ['simulate with an empty rule list', '/api/v1/simulate', { rules: [], facts: {} }],
+    ['validate with an unknown field', '/api/v1/validate', { condition_dsl: gt('a', 1), strict: true }],
+    ['a rule with an unknown field', '/api/v1/rules', { ...ruleDraft('x'), salience: 1 }],
+    ['a rule without an action', '/api/v1/rules', { name: 'x', condition_dsl: gt('a', 1) }],
+    ['a rule without a condition', '/api/v1/rules', { name: 'x', action: 'y' }],
+    ['a rule with a priority beyond 32 bits', '/api/v1/rules', ruleDraft('x', { priority: 2 ** 31 })],
+    ['a rule with a fractional priority', '/api/v1/rules', ruleDraft('x', { priority: 1.5 })],
+    ['a rule with a 201-character name', '/api/v1/rules', ruleDraft('n'.repeat(201))],
+    ['a rule with tags that are not strings', '/api/v1/rules', ruleDraft('x', { tags: [1] })],
+    ['a rule with enabled as a string', '/api/v1/rules', ruleDraft('x', { enabled: 'yes' })],
+  ])('answers %s with 400 VALIDATION_ERROR', async (_label, url, body) => {
+    expectError(await json(t.app, 'POST', url, body), 400, 'VALIDATION_ERROR');
+  });
+
+  it('answers a condition missing from a rule with a clear message', async () => {
+    expectError(
+      await json(t.app, 'POST', '/api/v1/rules', { name: 'x', action: 'y' }),
+      400,
+      'VALIDATION_ERROR',
+      'body.condition_dsl: condition_dsl is required',
+    );
+  });
+
+  it('refuses __proto__ and constructor.prototype keys with 400, leaving Object.prototype alone', async () => {
+    expectError(
+      await raw('/api/v1/evaluate', '{"facts":{"__proto__":{"polluted":true}}}'),
+      400,
+      'VALIDATION_ERROR',
+      'The request body contains the forbidden key "__proto__" at facts.__proto__.',
+    );
+    expectError(
+      await raw('/api/v1/rules', '{"name":"x","action":"y","condition_dsl":{"constructor":{"prototype":{"polluted":true}}}}'),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(await raw('/api/v1/evaluate/bulk', '{"facts":[{"a":{"__proto__":null}}]}'), 400, 'VALIDATION_ERROR');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('accepts facts nested 64 levels deep and refuses 65', async () => {
+    expect((await json(t.app, 'POST', '/api/v1/evaluate', { facts: nest(64) })).statusCode).toBe(200);
+    expectError(
+      await json(t.app, 'POST', '/api/v1/evaluate', { facts: nest(65) }),
+      400,
+      'VALIDATION_ERROR',
+      'body.facts: must not be nested deeper than 64 levels',
+    );
+  });
+
+  it('refuses a body nested far too deep without overflowing anything', async () => {
+    const depth = BODY_LIMIT / 2 - 10;
+    expectError(
+      await raw('/api/v1/evaluate', `{"facts":${'['.repeat(depth)}${']'.repeat(depth)}}`),
+      400,
+      'VALIDATION_ERROR',
+      /nested deeper than 128 levels/,
+    );
+    expectError(
+      await raw('/api/v1/rules', `{"condition_dsl":${'{"type":"not","child":'.repeat(100)}{}${'}'.repeat(100)}}`),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expect((await json(t.app, 'GET', '/health')).statusCode).toBe(200);
+  });
+
+  it(`answers a bulk request over RULES_BULK_MAX (${BULK_MAX}) with 413, before validating the facts`, async () => {
+    expect((await json(t.app, 'POST', '/api/v1/evaluate/bulk', { facts: Array.from({ length: BULK_MAX }, () => ({})) })).statusCode).toBe(
+      200,
+    );
+    expectError(
+      await json(t.app, 'POST', '/api/v1/evaluate/bulk', { facts: Array.from({ length: BULK_MAX + 1 }, () => 'not even a fact') }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+      `facts holds ${BULK_MAX + 1} entries; at most ${BULK_MAX} (RULES_BULK_MAX) per request.`,
+    );
+  });
+
+  it(`answers a body over RULES_BODY_LIMIT (${BODY_LIMIT} bytes) with 413`, async () => {
+    expectError(
+      await json(t.app, 'POST', '/api/v1/evaluate', { facts: { blob: 'x'.repeat(BODY_LIMIT) } }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+      `The request body is larger than the limit of ${BODY_LIMIT} bytes.`,
+    );
+  });
+
+  it.each([
+    ['text/plain', 'text/plain'],
+    ['application/xml', 'application/xml'],
+    ['form data', 'application/x-www-form-urlencoded'],
+    ['a JSON look-alike', 'application/json-patch+json'],
+  ])('answers a body sent as %s with 415 (a body without any Content-Type is covered in server.test.ts)', async (_label, contentType) => {
+    expectError(
+      await raw('/api/v1/evaluate', '{"facts":{}}', contentType),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+      'Request bodies must be sent with Content-Type: application/json.',
+    );
+  });
+
+  it('accepts application/json with a charset, in any case', async () => {
+    expect((await raw('/api/v1/evaluate', '{"facts":{}}', 'Application/JSON; charset=utf-8')).statusCode).toBe(200);
+  });
+
+  it('answers invalid and unsafe regular expressions with DSL_ERROR', async () => {
+    for (const pattern of ['([a-z]+', '(a+)+$', '[z-a]', '\\']) {
+      const response = await json(
+        t.app,
+        'POST',
+        '/api/v1/rules',
+        ruleDraft('regex', { condition_dsl: { type: 'condition', field: 's', op: 'regex', value: pattern } }),
+      );
+      expectError(response, 400, 'DSL_ERROR', /root\.value/);
+    }
+    const replaced = await json(
+      t.app,
+      'PUT',
+      `/api/v1/rules/${ruleId}`,
+      ruleDraft('existing', { condition_dsl: { type: 'condition', field: 's', op: 'regex', value: '(a*)*' } }),
+    );
+    expectError(replaced, 400, 'DSL_ERROR');
+  });
+
+  it('answers unknown routes and methods with 404 NOT_FOUND', async () => {
+    expectError(await json(t.app, 'GET', '/api/v1/nothing-here'), 404, 'NOT_FOUND', 'Route GET /api/v1/nothing-here does not exist.');
+    expectError(await json(t.app, 'DELETE', '/api/v1/evaluate'), 404, 'NOT_FOUND');
+    expectError(await json(t.app, 'GET', '/api/v2/evaluate'), 404, 'NOT_FOUND');
+  });
+
+  it('never answers random JSON bodies with a 5xx, on any route', async () => {
+    const routes: [string, 'POST' | 'PUT' | 'PATCH'][] = [
+      ['/api/v1/evaluate', 'POST'],
+      ['/api/v1/evaluate/bulk', 'POST'],
+      ['/api/v1/explain', 'POST'],
+      ['/api/v1/simulate', 'POST'],
+      ['/api/v1/validate', 'POST'],
+      ['/api/v1/rules', 'POST'],
+      [`/api/v1/rules/${ruleId}`, 'PUT'],
+      [`/api/v1/rules/${ruleId}`, 'PATCH'],
+      ['/api/v1/rulesets', 'POST'],
+    ];
+    const condition: fc.Arbitrary<unknown> = fc.letrec<{ node: unknown }>((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        fc.record({
+          type: fc.constantFrom('condition', 'exists', 'weird'),
+          field: fc.oneof(fc.string(), fc.constant('amount')),
+          op: fc.constantFrom('>', 'regex', 'in', 'between', '=~'),
+          value: fc.jsonValue({ maxDepth: 2 }),
+        }),
+        fc.record({ type: fc.constantFrom('and', 'or'), children: fc.array(tie('node'), { maxLength: 3 }) }),
+        fc.record({ type: fc.constant('not'), child: tie('node') }),
+        fc.jsonValue({ maxDepth: 2 }),
+      ),
+    })).node;
+    const body = fc.oneof(
+      fc.jsonValue(),
+      fc.record({ facts: fc.jsonValue(), domain: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: [] }),
+      fc.record({ facts: fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 8 }) }),
+      fc.record({ rule_id: fc.oneof(fc.integer(), fc.string()), facts: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: [] }),
+      fc.record({ condition_dsl: condition, rules: fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 3 }) }, { requiredKeys: [] }),
+      fc.record(
+        {
+          name: fc.oneof(fc.constant('existing'), fc.string()),
+          condition_dsl: condition,
+          action: fc.jsonValue({ maxDepth: 1 }),
+          priority: fc.oneof(fc.integer(), fc.double()),
+          domain: fc.string(),
+        },
+        { requiredKeys: ['condition_dsl'] },
+      ),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...routes), body, async ([url, method], payload) => {
+        const response = await json(t.app, method, url, payload);
+        if (response.statusCode >= 400) {
+          expect(response.statusCode).toBeLessThan(500);
+          const parsed = response.json() as { detail: unknown; error_code: unknown };
+          expect(typeof parsed.detail).toBe('string');
+          expect(typeof parsed.error_code).toBe('string');
+        }
+        // A random body that happens to be a valid change is undone, so the store ends as it began.
+        if (response.statusCode === 201 && url === '/api/v1/rules')
+          throw new Error(`a random body created a rule: ${JSON.stringify(payload)}`);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('never answers random raw text with a 5xx', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string({ maxLength: 200 }),
+        fc.constantFrom('/api/v1/evaluate', '/api/v1/rules', '/api/v1/validate'),
+        async (payload, url) => {
+          const response = await raw(url, payload);
+          expect(response.statusCode).toBeGreaterThanOrEqual(200);
+          expect(response.statusCode).toBeLessThan(500);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});

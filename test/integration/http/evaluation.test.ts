@@ -1,0 +1,247 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq, gt, json, ruleDraft, STORE_KINDS, startTestApp, type TestApp } from './harness.ts';
+
+async function countExecutions(t: TestApp): Promise<number> {
+  const row = await t.store.db
+    .selectFrom('executions')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe.each(STORE_KINDS)('evaluation over HTTP (%s)', (kind) => {
+  let t: TestApp;
+  const domain = `payments-${randomUUID()}`;
+  let big: number;
+  let vip: number;
+
+  beforeAll(async () => {
+    t = await startTestApp(kind);
+    const created = await json(
+      t.app,
+      'POST',
+      '/api/v1/rules',
+      ruleDraft('big', { domain, condition_dsl: gt('amount', 1000), action: 'review' }),
+    );
+    big = created.json().id;
+    const second = await json(
+      t.app,
+      'POST',
+      '/api/v1/rules',
+      ruleDraft('vip', { domain, condition_dsl: eq('tier', 'gold'), action: 'fast_track', priority: 10 }),
+    );
+    vip = second.json().id;
+  });
+  afterAll(() => t?.cleanup());
+
+  it('evaluates a fact: fired rules by priority, their actions, latency, revision and a UUID v7 execution id', async () => {
+    const response = await json(t.app, 'POST', '/api/v1/evaluate', { facts: { amount: 5000, tier: 'gold' }, domain });
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body).toMatchObject({ fired_rules: [vip, big], actions: ['fast_track', 'review'], revision: t.catalog.revision });
+    expect(body.execution_id).toMatch(UUID_V7);
+    expect(body.latency_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it('fires nothing for a domain without rules', async () => {
+    const response = await json(t.app, 'POST', '/api/v1/evaluate', { facts: { amount: 5000 }, domain: 'nobody' });
+    expect(response.json()).toMatchObject({ fired_rules: [], actions: [] });
+  });
+
+  it('finds the execution right after the evaluate answered, before any flush', async () => {
+    const facts = { amount: 2000, nested: { list: [1, 2] } };
+    const evaluated = (await json(t.app, 'POST', '/api/v1/evaluate', { facts, domain })).json();
+    const response = await json(t.app, 'GET', `/api/v1/executions/${evaluated.execution_id}`);
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toMatchObject({
+      execution_id: evaluated.execution_id,
+      source: 'http',
+      domain,
+      facts,
+      fired_rules: [big],
+      actions: ['review'],
+      latency_ms: evaluated.latency_ms,
+      revision: evaluated.revision,
+    });
+    expect(Number.isNaN(Date.parse(response.json().created_at))).toBe(false);
+  });
+
+  it('still finds the execution once it was written to the database', async () => {
+    const evaluated = (await json(t.app, 'POST', '/api/v1/evaluate', { facts: { amount: 1 } })).json();
+    await t.store.executions.flush();
+    const response = await json(t.app, 'GET', `/api/v1/executions/${evaluated.execution_id}`);
+    expect(response.json()).toMatchObject({ execution_id: evaluated.execution_id, domain: null, fired_rules: [] });
+  });
+
+  it('answers 404 NOT_FOUND for an execution never recorded and 400 for an id that is not a UUID', async () => {
+    const missing = await json(t.app, 'GET', `/api/v1/executions/${randomUUID()}`);
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json().error_code).toBe('NOT_FOUND');
+    const malformed = await json(t.app, 'GET', '/api/v1/executions/not-a-uuid');
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.json()).toEqual({ detail: 'path.id: id must be a UUID', error_code: 'VALIDATION_ERROR' });
+  });
+
+  it('evaluates a bulk request in input order, one execution per fact, all recorded as bulk', async () => {
+    const facts = Array.from({ length: 300 }, (_, index) => ({ amount: index * 10, tier: index % 3 === 0 ? 'gold' : 'silver' }));
+    const response = await json(t.app, 'POST', '/api/v1/evaluate/bulk', { facts, domain });
+    expect(response.statusCode).toBe(200);
+    const { results } = response.json() as { results: { execution_id: string; fired_rules: number[] }[] };
+    expect(results).toHaveLength(300);
+    results.forEach((result, index) => {
+      const expected = [...(index % 3 === 0 ? [vip] : []), ...(index * 10 > 1000 ? [big] : [])];
+      expect(result.fired_rules, `fact ${index}`).toEqual(expected);
+    });
+    expect(new Set(results.map((result) => result.execution_id)).size).toBe(300);
+    const last = await json(t.app, 'GET', `/api/v1/executions/${results[299]!.execution_id}`);
+    expect(last.json()).toMatchObject({ source: 'bulk', facts: facts[299] });
+  });
+
+  it('accepts an empty bulk request', async () => {
+    const response = await json(t.app, 'POST', '/api/v1/evaluate/bulk', { facts: [] });
+    expect(response.json()).toEqual({ results: [] });
+  });
+
+  it('explains a match and a miss', async () => {
+    const matched = (await json(t.app, 'POST', '/api/v1/explain', { rule_id: big, facts: { amount: 1500 } })).json();
+    expect(matched).toMatchObject({
+      rule_id: big,
+      rule_name: 'big',
+      condition_dsl: gt('amount', 1000),
+      matched: true,
+      matching_conditions: ['amount > 1000'],
+      failing_conditions: [],
+    });
+    const missed = (await json(t.app, 'POST', '/api/v1/explain', { rule_id: big, facts: { amount: 10 } })).json();
+    expect(missed).toMatchObject({ matched: false, matching_conditions: [], failing_conditions: ['amount > 1000 (actual: 10)'] });
+    expect(typeof missed.explanation).toBe('string');
+  });
+
+  it('answers 404 RULE_NOT_FOUND when explaining an unknown rule', async () => {
+    const response = await json(t.app, 'POST', '/api/v1/explain', { rule_id: 999_999, facts: {} });
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toEqual({ detail: 'Rule 999999 does not exist.', error_code: 'RULE_NOT_FOUND' });
+  });
+
+  it('simulates inline rules with ids 1..n in input order, persisting and recording nothing', async () => {
+    await t.store.executions.flush();
+    const revision = await t.store.rules.revision();
+    const before = await t.store.rules.all();
+    const executions = await countExecutions(t);
+    const response = await json(t.app, 'POST', '/api/v1/simulate', {
+      rules: [
+        { name: 'low', condition_dsl: gt('amount', 1), action: 'a' },
+        { name: 'high', condition_dsl: gt('amount', 1), action: 'b', priority: 5 },
+        { name: 'never', condition_dsl: gt('amount', 1e9), action: 'c' },
+      ],
+      facts: { amount: 10 },
+    });
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body).toMatchObject({ fired_rules: [2, 1], actions: ['b', 'a'], revision: null });
+    expect(body).not.toHaveProperty('execution_id');
+    expect(await t.store.rules.revision()).toBe(revision);
+    expect(await t.store.rules.all()).toEqual(before);
+    await t.store.executions.flush();
+    expect(await countExecutions(t)).toBe(executions);
+  });
+
+  it('simulates against the stored rules when no rules are given, recording no execution', async () => {
+    await t.store.executions.flush();
+    const before = await countExecutions(t);
+    const response = await json(t.app, 'POST', '/api/v1/simulate', { facts: { amount: 5000, tier: 'gold' }, domain });
+    expect(response.json()).toMatchObject({ fired_rules: [vip, big], actions: ['fast_track', 'review'], revision: t.catalog.revision });
+    await t.store.executions.flush();
+    expect(await countExecutions(t)).toBe(before);
+  });
+
+  it('answers DSL_ERROR naming the rule and path when an inline rule is invalid', async () => {
+    const response = await json(t.app, 'POST', '/api/v1/simulate', {
+      rules: [
+        { name: 'ok', condition_dsl: gt('amount', 1), action: 'a' },
+        { name: 'bad', condition_dsl: { type: 'condition', field: 'x', op: 'almost', value: 1 }, action: 'b' },
+      ],
+      facts: {},
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error_code).toBe('DSL_ERROR');
+    expect(response.json().detail).toContain('rules[1].condition_dsl.op');
+  });
+
+  it('validates a good and a bad DSL with 200', async () => {
+    const good = await json(t.app, 'POST', '/api/v1/validate', { condition_dsl: { type: 'and', children: [gt('a', 1), eq('b', 'x')] } });
+    expect(good.statusCode).toBe(200);
+    expect(good.json()).toEqual({ valid: true, errors: [] });
+    const bad = await json(t.app, 'POST', '/api/v1/validate', {
+      condition_dsl: { type: 'and', children: [gt('a', 1), { type: 'condition', field: 'b', op: 'regex', value: '(a+)+$' }] },
+    });
+    expect(bad.statusCode).toBe(200);
+    expect(bad.json().valid).toBe(false);
+    expect(bad.json().errors).toEqual([{ path: 'root.children[1].value', message: expect.stringContaining('regular expression') }]);
+  });
+
+  it('validates a whole ruleset: per-rule problems with paths and duplicate names within a domain', async () => {
+    const response = await json(t.app, 'POST', '/api/v1/validate', {
+      rules: [
+        ruleDraft('a'),
+        ruleDraft('a', { domain: 'other' }),
+        ruleDraft('a'),
+        { name: 'b', action: 'x', condition_dsl: { type: 'or', children: [] } },
+        { name: 'c', action: 'x', condition_dsl: gt('a', 1), colour: 'red' },
+      ],
+    });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({
+      valid: false,
+      errors: [
+        { path: 'rules[2].name', message: 'duplicate name "a" in domain "default" (first at rules[0])' },
+        { path: 'rules[3].condition_dsl.children', message: 'needs at least one child' },
+        { path: 'rules[4]', message: expect.stringContaining('colour') },
+      ],
+    });
+    const valid = await json(t.app, 'POST', '/api/v1/validate', { rules: [ruleDraft('a'), ruleDraft('b')] });
+    expect(valid.json()).toEqual({ valid: true, errors: [] });
+  });
+
+  it('answers 400 when validate gets both or neither of condition_dsl and rules', async () => {
+    for (const body of [{}, { condition_dsl: gt('a', 1), rules: [] }]) {
+      const response = await json(t.app, 'POST', '/api/v1/validate', body);
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toEqual({ detail: 'body: send exactly one of condition_dsl or rules', error_code: 'VALIDATION_ERROR' });
+    }
+  });
+
+  it('evaluates with the new revision as soon as a rule changes, and forgets a deleted rule', async () => {
+    const scoped = `flip-${randomUUID()}`;
+    const created = await json(t.app, 'POST', '/api/v1/rules', ruleDraft('flip', { domain: scoped, condition_dsl: gt('x', 10) }));
+    const rule = created.json();
+    const first = (await json(t.app, 'POST', '/api/v1/evaluate', { facts: { x: 5 }, domain: scoped })).json();
+    expect(first).toMatchObject({ fired_rules: [] });
+    expect(first.revision).toBe(await t.store.rules.revision());
+
+    await json(t.app, 'PATCH', `/api/v1/rules/${rule.id}`, { condition_dsl: gt('x', 1) });
+    const second = (await json(t.app, 'POST', '/api/v1/evaluate', { facts: { x: 5 }, domain: scoped })).json();
+    expect(second.fired_rules).toEqual([rule.id]);
+    expect(second.revision).toBe(first.revision + 1);
+
+    await json(t.app, 'DELETE', `/api/v1/rules/${rule.id}`);
+    const third = (await json(t.app, 'POST', '/api/v1/evaluate', { facts: { x: 5 }, domain: scoped })).json();
+    expect(third.fired_rules).toEqual([]);
+    expect(third.revision).toBe(second.revision + 1);
+    const explain = await json(t.app, 'POST', '/api/v1/explain', { rule_id: rule.id, facts: {} });
+    expect(explain.json().error_code).toBe('RULE_NOT_FOUND');
+  });
+
+  it('does not fire a disabled rule, and fires it again once enabled', async () => {
+    const scoped = `toggle-${randomUUID()}`;
+    const rule = (await json(t.app, 'POST', '/api/v1/rules', ruleDraft('t', { domain: scoped, enabled: false }))).json();
+    expect((await json(t.app, 'POST', '/api/v1/evaluate', { facts: { amount: 500 }, domain: scoped })).json().fired_rules).toEqual([]);
+    await json(t.app, 'PATCH', `/api/v1/rules/${rule.id}`, { enabled: true });
+    expect((await json(t.app, 'POST', '/api/v1/evaluate', { facts: { amount: 500 }, domain: scoped })).json().fired_rules).toEqual([
+      rule.id,
+    ]);
+  });
+});

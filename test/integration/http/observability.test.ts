@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json, ruleDraft, startTestApp, type TestApp } from './harness.ts';
+
+describe('health, readiness and the OpenAPI document', () => {
+  let t: TestApp;
+  let kafkaUp = true;
+  let redisHangs = false;
+
+  beforeAll(async () => {
+    t = await startTestApp('pglite', {
+      readiness: {
+        kafka: () => kafkaUp,
+        redis: () => (redisHangs ? new Promise<boolean>(() => undefined) : true),
+        broken: () => {
+          throw new Error('probe failed');
+        },
+      },
+    });
+  });
+  afterAll(() => t?.cleanup());
+
+  it('reports healthy with the version', async () => {
+    const response = await json(t.app, 'GET', '/health');
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ status: 'healthy', version: '0.0.0-test' });
+  });
+
+  it('reports the state of each dependency, and 503 UNAVAILABLE when one is down, throws or does not answer', async () => {
+    const first = await json(t.app, 'GET', '/health/ready');
+    expect(first.statusCode).toBe(503);
+    expect(first.json()).toEqual({
+      status: 'unavailable',
+      checks: { database: 'up', engine: 'up', kafka: 'up', redis: 'up', broken: 'down' },
+      detail: 'Not ready: broken.',
+      error_code: 'UNAVAILABLE',
+    });
+
+    kafkaUp = false;
+    redisHangs = true;
+    const down = await json(t.app, 'GET', '/health/ready');
+    expect(down.statusCode).toBe(503);
+    expect(down.json().checks).toEqual({ database: 'up', engine: 'up', kafka: 'down', redis: 'down', broken: 'down' });
+    kafkaUp = true;
+    redisHangs = false;
+  });
+
+  it('serves an OpenAPI 3.1 document generated from the zod schemas', async () => {
+    const response = await json(t.app, 'GET', '/openapi.json');
+    expect(response.statusCode).toBe(200);
+    const document = response.json();
+    expect(document.openapi).toBe('3.1.0');
+    expect(Object.keys(document.paths)).toEqual(
+      expect.arrayContaining([
+        '/health',
+        '/health/ready',
+        '/api/v1/evaluate',
+        '/api/v1/evaluate/bulk',
+        '/api/v1/explain',
+        '/api/v1/simulate',
+        '/api/v1/validate',
+        '/api/v1/executions/{id}',
+        '/api/v1/rules',
+        '/api/v1/rules/{id}',
+        '/api/v1/rules/{id}/versions',
+        '/api/v1/rulesets',
+        '/api/v1/rulesets/{id}',
+        '/api/v1/audit',
+        '/api/v1/audit/verify',
+      ]),
+    );
+    const schemas = document.components.schemas;
+    expect(document.paths['/api/v1/evaluate'].post.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/EvaluateRequest',
+    });
+    expect(schemas.EvaluateRequest).toMatchObject({ type: 'object', required: ['facts'], additionalProperties: false });
+    expect(schemas.RuleRequest.properties.condition_dsl).toEqual({ $ref: '#/components/schemas/ConditionNode' });
+    expect(schemas.ConditionNode.oneOf).toHaveLength(5);
+    expect(JSON.stringify(schemas.ConditionNode)).toContain('"$ref":"#/components/schemas/ConditionNode"');
+    expect(schemas.Error).toMatchObject({ required: ['detail', 'error_code'] });
+    expect(schemas.Error.properties.error_code.enum).toContain('DSL_ERROR');
+    const listParameters = document.paths['/api/v1/rules'].get.parameters.map((parameter: { name: string }) => parameter.name);
+    expect(listParameters).toEqual(['domain', 'enabled', 'tag', 'limit', 'cursor']);
+    // Every $ref points at a component the document defines.
+    const refs = [...JSON.stringify(document).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((match) => match[1]!);
+    for (const ref of new Set(refs)) expect(schemas, ref).toHaveProperty(ref);
+  });
+
+  it('serves the browsable documentation page', async () => {
+    const response = await json(t.app, 'GET', '/docs');
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toContain('text/html');
+    expect(response.body).toContain('Swagger UI');
+  });
+
+  it('has no metrics route unless RULES_METRICS=prometheus', async () => {
+    const response = await json(t.app, 'GET', '/api/v1/metrics');
+    expect(response.statusCode).toBe(404);
+    expect(response.json().error_code).toBe('NOT_FOUND');
+  });
+});
+
+describe('readiness with every dependency up', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp('pglite', { readiness: { kafka: () => true } });
+  });
+  afterAll(() => t?.cleanup());
+
+  it('answers 200 ready', async () => {
+    const ready = await json(t.app, 'GET', '/health/ready');
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toEqual({ status: 'ready', checks: { database: 'up', engine: 'up', kafka: 'up' } });
+  });
+
+  it('answers 503 once the database is closed', async () => {
+    await t.store.close();
+    const down = await json(t.app, 'GET', '/health/ready');
+    expect(down.statusCode).toBe(503);
+    expect(down.json().checks.database).toBe('down');
+  });
+});
+
+describe('Prometheus metrics (RULES_METRICS=prometheus)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp('pglite', { env: { RULES_METRICS: 'prometheus' } });
+  });
+  afterAll(() => t?.cleanup());
+
+  it('exposes request counts and latencies, evaluations, fired rules and the engine signals as Prometheus text', async () => {
+    const rule = (await json(t.app, 'POST', '/api/v1/rules', ruleDraft('counted'))).json();
+    await json(t.app, 'POST', '/api/v1/evaluate', { facts: { amount: 500 } });
+    await json(t.app, 'POST', '/api/v1/evaluate/bulk', { facts: [{ amount: 500 }, { amount: 1 }, { amount: 900 }] });
+    await json(t.app, 'POST', '/api/v1/evaluate', { facts: 'not facts' });
+
+    const response = await json(t.app, 'GET', '/api/v1/metrics');
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = response.body;
+    expect(text).toContain('rules_evaluations_total{source="http"} 1');
+    expect(text).toContain('rules_evaluations_total{source="bulk"} 3');
+    expect(text).toContain('rules_fired_total{source="bulk"} 2');
+    expect(text).toMatch(/rules_evaluation_latency_ms_count\{source="http"\} 1/);
+    expect(text).toContain('http_requests_total{method="POST",route="/api/v1/evaluate",status_code="200"} 1');
+    expect(text).toContain('http_requests_total{method="POST",route="/api/v1/evaluate",status_code="400"} 1');
+    expect(text).toMatch(
+      /http_request_duration_seconds_bucket\{le="[^"]+",method="POST",route="\/api\/v1\/evaluate\/bulk",status_code="200"\} 1/,
+    );
+    expect(text).toContain(`rules_engine_revision ${t.catalog.revision}`);
+    expect(text).toContain('rules_engine_rules 1');
+    expect(text).toMatch(/rules_engine_alpha_prune_ratio [\d.]+/);
+    expect(text).toMatch(/rules_engine_eval_latency_ms_p95 [\d.e-]+/);
+    expect(text).toContain('# TYPE rules_engine_candidates_per_fact_out gauge');
+    expect(rule.id).toBeGreaterThan(0);
+  });
+
+  it('lists the metrics route in the OpenAPI document', async () => {
+    const document = (await json(t.app, 'GET', '/openapi.json')).json();
+    expect(document.paths).toHaveProperty('/api/v1/metrics');
+  });
+});

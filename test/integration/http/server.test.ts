@@ -1,0 +1,161 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { request } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../../src/store/index.ts';
+import { createTempDataDir } from '../../helpers/databases.ts';
+
+const MAIN = fileURLToPath(new URL('../../../src/main.ts', import.meta.url));
+
+interface Service {
+  child: ChildProcess;
+  port: number;
+  logs: string[];
+  exit: Promise<number | null>;
+}
+
+/** Spawns `node src/main.ts` on a free port and waits until it listens. */
+async function startService(env: Record<string, string>): Promise<Service> {
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', RULES_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  const exit = once(child, 'exit').then(([code]) => code as number | null);
+  const port = await new Promise<number>((resolve, reject) => {
+    let buffer = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString('utf8');
+      const lines = buffer.split('\n');
+      buffer = lines.pop()!;
+      for (const line of lines) {
+        logs.push(line);
+        const match = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(line);
+        if (match !== null) resolve(Number(match[1]));
+      }
+    });
+    child.stderr!.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')));
+    void exit.then((code) => reject(new Error(`the service exited with ${code} before listening:\n${logs.join('\n')}`)));
+  });
+  return { child, port, logs, exit };
+}
+
+/** A raw HTTP request, so no client adds a Content-Type the test did not ask for. */
+function send(port: number, method: string, path: string, body?: string, headers: Record<string, string> = {}) {
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('the service as a process (node src/main.ts)', () => {
+  let dataDir: Awaited<ReturnType<typeof createTempDataDir>>;
+  let service: Service;
+
+  beforeAll(async () => {
+    dataDir = await createTempDataDir();
+    service = await startService({ RULES_DATA_DIR: dataDir.path, RULES_BODY_LIMIT: '4mb' });
+  });
+  afterAll(async () => {
+    if (service.child.exitCode === null) service.child.kill('SIGKILL');
+    await dataDir.remove();
+  });
+
+  it('warns at start-up that authentication is off', () => {
+    const warning = service.logs.map((line) => JSON.parse(line)).find((entry) => entry.level === 'warn');
+    expect(warning?.msg).toContain('RULES_API_KEYS is not set');
+  });
+
+  it('serves /health on the port it bound', async () => {
+    const response = await send(service.port, 'GET', '/health');
+    expect(response.status).toBe(200);
+    expect(JSON.parse(response.body)).toEqual({ status: 'healthy', version: expect.any(String) });
+  });
+
+  it('answers a body sent without any Content-Type with 415', async () => {
+    const response = await send(service.port, 'POST', '/api/v1/evaluate', '{"facts":{}}', { 'content-length': '12' });
+    expect(response.status).toBe(415);
+    expect(JSON.parse(response.body)).toEqual({
+      detail: 'Request bodies must be sent with Content-Type: application/json.',
+      error_code: 'UNSUPPORTED_MEDIA_TYPE',
+    });
+  });
+
+  it('on SIGTERM finishes the request in flight, writes every pending execution and exits 0', async () => {
+    const single = JSON.parse(
+      (await send(service.port, 'POST', '/api/v1/evaluate', '{"facts":{"amount":1}}', { 'content-type': 'application/json' })).body,
+    );
+    const facts = Array.from({ length: 10_000 }, (_, index) => ({ amount: index }));
+    const bulkBody = JSON.stringify({ facts });
+    const inFlight = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: service.port,
+          method: 'POST',
+          path: '/api/v1/evaluate/bulk',
+          headers: { 'content-type': 'application/json' },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            text += chunk;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        },
+      );
+      req.on('error', reject);
+      // The signal goes out once the whole request is on the wire and the server has begun on it.
+      req.on('finish', () => setTimeout(() => service.child.kill('SIGTERM'), 200));
+      req.end(bulkBody);
+    });
+
+    const response = await inFlight;
+    expect(response.status).toBe(200);
+    const results = (JSON.parse(response.body) as { results: { execution_id: string }[] }).results;
+    expect(results).toHaveLength(10_000);
+    expect(await service.exit).toBe(0);
+    expect(service.logs.some((line) => line.includes('"msg":"stopped"'))).toBe(true);
+
+    const store = await openStore({ dataDir: dataDir.path });
+    try {
+      const ids = [single.execution_id, results[0]!.execution_id, results[9_999]!.execution_id];
+      for (const id of ids) expect(await store.executions.get(id), id).toMatchObject({ execution_id: id });
+      const row = await store.db
+        .selectFrom('executions')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow();
+      expect(Number(row.n)).toBe(10_001);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('start-up with a bad configuration', () => {
+  it('exits 1 with a message naming every bad variable', async () => {
+    const child = spawn(process.execPath, [MAIN], {
+      env: { PATH: process.env.PATH ?? '', PORT: 'eighty', RULES_LOG_LEVEL: 'LOUD' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(1);
+    expect(stderr).toContain('Invalid configuration:');
+    expect(stderr).toContain('PORT: must be a whole number (got "eighty")');
+    expect(stderr).toContain('RULES_LOG_LEVEL: must be one of');
+  });
+});

@@ -1,0 +1,205 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseApiKeys, parseByteSize, parseDuration } from '../../../src/config.ts';
+
+function configError(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).message;
+  }
+  throw new Error('expected loadConfig to throw');
+}
+
+describe('loadConfig', () => {
+  it('gives every variable its documented default on an empty environment', () => {
+    const config = loadConfig({});
+    expect(config.http).toEqual({ port: 8080, host: '0.0.0.0', bodyLimit: 1_048_576, bulkMax: 10_000, apiKeys: null, metrics: 'off' });
+    expect(config.storage).toEqual({ databaseUrl: undefined, dataDir: './data' });
+    expect(config.executions).toEqual({ retentionMs: 7 * 86_400_000, cleanupIntervalMs: 3_600_000 });
+    expect(config.log.level).toBe('info');
+    expect(config.kafka).toEqual({
+      brokers: [],
+      factsTopic: 'rules.facts',
+      resultsTopic: 'rules.results',
+      dlqTopic: 'rules.facts.dlq',
+      groupId: 'rules-evaluator',
+      exactlyOnce: false,
+      streaming: false,
+      partitions: 3,
+      schemaRegistryUrl: undefined,
+    });
+    expect(config.redis.url).toBeUndefined();
+    expect(config.sessions.maxFacts).toBe(10_000);
+    expect(config.shutdownTimeoutMs).toBe(30_000);
+  });
+
+  it('reads every variable that is set', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      HOST: '127.0.0.1',
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test',
+      RULES_DATA_DIR: '/var/lib/rules',
+      RULES_LOG_LEVEL: 'DEBUG',
+      RULES_BODY_LIMIT: '2mb',
+      RULES_BULK_MAX: '500',
+      RULES_EXECUTION_RETENTION: '12h',
+      RULES_EXECUTION_CLEANUP_INTERVAL: '300',
+      RULES_SHUTDOWN_TIMEOUT: '5s',
+      RULES_API_KEYS: 'ops=k1:admin,k2:evaluate',
+      RULES_METRICS: 'Prometheus',
+      KAFKA_BROKERS: 'kafka-1:9092, kafka-2:9092',
+      KAFKA_FACTS_TOPIC: 'in',
+      KAFKA_RESULTS_TOPIC: 'out',
+      KAFKA_DLQ_TOPIC: 'dead',
+      KAFKA_GROUP_ID: 'group',
+      KAFKA_EXACTLY_ONCE: 'true',
+      KAFKA_STREAMING: 'yes',
+      KAFKA_PARTITIONS: '12',
+      SCHEMA_REGISTRY_URL: 'http://registry:8081',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      RULES_SESSION_MAX_FACTS: '50',
+    });
+    expect(config.http).toEqual({
+      port: 9000,
+      host: '127.0.0.1',
+      bodyLimit: 2_097_152,
+      bulkMax: 500,
+      apiKeys: [
+        { name: 'ops', key: 'k1', scope: 'admin' },
+        { name: 'key-2', key: 'k2', scope: 'evaluate' },
+      ],
+      metrics: 'prometheus',
+    });
+    expect(config.storage).toEqual({ databaseUrl: 'postgres://postgres@127.0.0.1:5432/test', dataDir: '/var/lib/rules' });
+    expect(config.executions).toEqual({ retentionMs: 43_200_000, cleanupIntervalMs: 300_000 });
+    expect(config.log.level).toBe('debug');
+    expect(config.kafka).toEqual({
+      brokers: ['kafka-1:9092', 'kafka-2:9092'],
+      factsTopic: 'in',
+      resultsTopic: 'out',
+      dlqTopic: 'dead',
+      groupId: 'group',
+      exactlyOnce: true,
+      streaming: true,
+      partitions: 12,
+      schemaRegistryUrl: 'http://registry:8081',
+    });
+    expect(config.redis.url).toBe('redis://127.0.0.1:6379');
+    expect(config.sessions.maxFacts).toBe(50);
+    expect(config.shutdownTimeoutMs).toBe(5_000);
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ PORT: '', RULES_API_KEYS: ' ' }).http).toMatchObject({ port: 8080, apiKeys: null });
+  });
+
+  it('accepts WARNING as warn', () => {
+    expect(loadConfig({ RULES_LOG_LEVEL: 'WARNING' }).log.level).toBe('warn');
+  });
+
+  it('returns a deeply frozen object', () => {
+    const config = loadConfig({ RULES_API_KEYS: 'k1:admin' });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.http)).toBe(true);
+    expect(Object.isFrozen(config.http.apiKeys)).toBe(true);
+    expect(Object.isFrozen(config.kafka.brokers)).toBe(true);
+  });
+
+  it.each([
+    ['PORT', 'abc', 'PORT: must be a whole number (got "abc")'],
+    ['PORT', '70000', 'PORT: must be at most 65535'],
+    ['RULES_BULK_MAX', '0', 'RULES_BULK_MAX: must be at least 1'],
+    ['RULES_LOG_LEVEL', 'loud', 'RULES_LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent'],
+    ['RULES_BODY_LIMIT', 'huge', 'RULES_BODY_LIMIT: must be a size of at least 1kb'],
+    ['RULES_BODY_LIMIT', '10', 'RULES_BODY_LIMIT: must be a size of at least 1kb'],
+    ['RULES_EXECUTION_RETENTION', '7 years', 'RULES_EXECUTION_RETENTION: must be a positive duration'],
+    ['RULES_EXECUTION_RETENTION', '0', 'RULES_EXECUTION_RETENTION: must be a positive duration'],
+    ['RULES_METRICS', 'otel', 'RULES_METRICS: must be off or prometheus'],
+    ['RULES_API_KEYS', 'k1:root', 'RULES_API_KEYS: entry 1 has scope "root"'],
+    ['KAFKA_BROKERS', 'localhost', 'KAFKA_BROKERS: "localhost" must be host:port'],
+    ['KAFKA_EXACTLY_ONCE', 'maybe', 'KAFKA_EXACTLY_ONCE: Invalid option'],
+    ['KAFKA_PARTITIONS', '-1', 'KAFKA_PARTITIONS: must be a whole number'],
+    ['DATABASE_URL', 'mysql://db/x', 'DATABASE_URL: must be a URL with a supported scheme'],
+    ['REDIS_URL', 'not a url', 'REDIS_URL: must be a URL with a supported scheme'],
+    ['SCHEMA_REGISTRY_URL', 'ftp://registry', 'SCHEMA_REGISTRY_URL: must be a URL with a supported scheme'],
+  ])('rejects %s=%s with a message naming the variable', (variable, value, expected) => {
+    expect(configError({ [variable]: value })).toContain(expected);
+  });
+
+  it('names every bad variable at once', () => {
+    const message = configError({ PORT: 'x', RULES_BULK_MAX: 'y' });
+    expect(message).toContain('PORT:');
+    expect(message).toContain('RULES_BULK_MAX:');
+  });
+
+  it('never echoes a secret back in the message', () => {
+    const message = configError({ RULES_API_KEYS: 'secret-key:root', DATABASE_URL: 'mysql://user:password@db' });
+    expect(message).not.toContain('secret-key');
+    expect(message).not.toContain('password');
+  });
+});
+
+describe('parseDuration', () => {
+  it.each([
+    ['7d', 604_800_000],
+    ['12h', 43_200_000],
+    ['30m', 1_800_000],
+    ['45s', 45_000],
+    ['250ms', 250],
+    ['60', 60_000],
+    ['1w', 604_800_000],
+    ['1.5h', 5_400_000],
+    [' 2D ', 172_800_000],
+  ])('reads %s as %d ms', (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+
+  it.each(['', 'd', '7 years', '-1d', '1e3'])('rejects %j', (text) => {
+    expect(parseDuration(text)).toBeUndefined();
+  });
+});
+
+describe('parseByteSize', () => {
+  it.each([
+    ['1048576', 1_048_576],
+    ['512kb', 524_288],
+    ['1mb', 1_048_576],
+    ['1MiB', 1_048_576],
+  ])('reads %s as %d bytes', (text, bytes) => {
+    expect(parseByteSize(text)).toBe(bytes);
+  });
+
+  it.each(['', 'mb', '1gb', '1.5mb'])('rejects %j', (text) => {
+    expect(parseByteSize(text)).toBeUndefined();
+  });
+});
+
+describe('parseApiKeys', () => {
+  it('names keys by position unless a name is given', () => {
+    expect(parseApiKeys('k1:admin, ci=k2:evaluate')).toEqual({
+      keys: [
+        { name: 'key-1', key: 'k1', scope: 'admin' },
+        { name: 'ci', key: 'k2', scope: 'evaluate' },
+      ],
+    });
+  });
+
+  it('keeps colons and equals signs inside a named key', () => {
+    expect(parseApiKeys('ops=a:b==:admin')).toEqual({ keys: [{ name: 'ops', key: 'a:b==', scope: 'admin' }] });
+  });
+
+  it.each([
+    [',', 'must list at least one'],
+    ['k1', 'entry 1 must be [name=]key:scope'],
+    [':admin', 'entry 1 has an empty key'],
+    ['=k1:admin', 'entry 1 has an empty name'],
+    ['k1:admin,k1:evaluate', 'entry 2 repeats a key'],
+    ['a=k1:admin,a=k2:evaluate', 'entry 2 repeats the name "a"'],
+    ['k1:Admin', 'entry 1 has scope "Admin"'],
+  ])('rejects %j', (text, problem) => {
+    const parsed = parseApiKeys(text);
+    expect(parsed).toHaveProperty('problem');
+    expect((parsed as { problem: string }).problem).toContain(problem);
+  });
+});

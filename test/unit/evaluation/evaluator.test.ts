@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { RuleEngine } from '../../../src/engine/index.ts';
+import { Evaluator } from '../../../src/evaluation/evaluator.ts';
+import type { ExecutionRecord } from '../../../src/store/types.ts';
+
+const engine = RuleEngine.compile(
+  [
+    {
+      id: 1,
+      name: 'big',
+      domain: 'payments',
+      condition_dsl: { type: 'condition', field: 'amount', op: '>', value: 100 },
+      action: 'review',
+    },
+    { id: 2, name: 'any', domain: 'shipping', condition_dsl: { type: 'exists', field: 'amount' }, action: 'ship', priority: 5 },
+  ],
+  { revision: 7 },
+);
+
+function setup() {
+  const recorded: ExecutionRecord[] = [];
+  const observed: [string, number[]][] = [];
+  const evaluator = new Evaluator({
+    catalog: { engine },
+    executions: { record: (execution) => recorded.push(execution) },
+    observer: (source, result) => observed.push([source, result.fired_rules]),
+    bulkSliceSize: 3,
+  });
+  return { evaluator, recorded, observed };
+}
+
+describe('Evaluator', () => {
+  it('evaluates every domain when none is given, and records the execution', () => {
+    const { evaluator, recorded, observed } = setup();
+    const outcome = evaluator.evaluate({ amount: 500 });
+    expect(outcome).toMatchObject({ fired_rules: [2, 1], actions: ['ship', 'review'], revision: 7 });
+    expect(recorded).toEqual([
+      {
+        execution_id: outcome.execution_id,
+        source: 'http',
+        domain: null,
+        facts: { amount: 500 },
+        fired_rules: [2, 1],
+        actions: ['ship', 'review'],
+        latency_ms: outcome.latency_ms,
+        revision: 7,
+        created_at: expect.any(String),
+      },
+    ]);
+    expect(observed).toEqual([['http', [2, 1]]]);
+  });
+
+  it('evaluates one domain and records the source it was given', () => {
+    const { evaluator, recorded } = setup();
+    expect(evaluator.evaluate({ amount: 500 }, { domain: 'payments', source: 'kafka' }).fired_rules).toEqual([1]);
+    expect(recorded[0]).toMatchObject({ source: 'kafka', domain: 'payments' });
+  });
+
+  it('evaluates a bulk in input order with one id per fact, yielding between slices', async () => {
+    const { evaluator, recorded } = setup();
+    const facts = Array.from({ length: 10 }, (_, index) => ({ amount: index * 30 }));
+    const outcomes = await evaluator.bulk(facts, { domain: 'payments' });
+    expect(outcomes.map((outcome) => outcome.fired_rules)).toEqual(facts.map((fact) => (fact.amount > 100 ? [1] : [])));
+    expect(new Set(outcomes.map((outcome) => outcome.execution_id)).size).toBe(10);
+    expect(recorded.map((record) => [record.source, record.facts])).toEqual(facts.map((fact) => ['bulk', fact]));
+  });
+});

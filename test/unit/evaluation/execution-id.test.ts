@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { newExecutionId } from '../../../src/evaluation/execution-id.ts';
+
+describe('newExecutionId', () => {
+  it('is a UUID v7 with the RFC 9562 variant', () => {
+    expect(newExecutionId()).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  it('carries the Unix milliseconds in its first 48 bits', () => {
+    const at = Date.UTC(2025, 0, 31, 12, 0, 0, 123);
+    const id = newExecutionId(at);
+    expect(Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16)).toBe(at);
+  });
+
+  it('sorts by time and never repeats', () => {
+    const earlier = newExecutionId(1_000);
+    const later = newExecutionId(2_000);
+    expect(earlier < later).toBe(true);
+    const ids = new Set(Array.from({ length: 10_000 }, () => newExecutionId(5_000)));
+    expect(ids.size).toBe(10_000);
+  });
+});

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../../../src/errors.ts';
+import { inspectJson, jsonDepthExceeds, MAX_BODY_DEPTH, parseJsonBody } from '../../../src/http/json-body.ts';
+
+function rejection(text: string): AppError {
+  try {
+    parseJsonBody(text);
+  } catch (error) {
+    expect(error).toBeInstanceOf(AppError);
+    return error as AppError;
+  }
+  throw new Error('expected parseJsonBody to throw');
+}
+
+const nestedArrays = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+
+describe('parseJsonBody', () => {
+  it('parses a JSON object', () => {
+    expect(parseJsonBody('{"facts":{"amount":5,"tags":["a"]}}')).toEqual({ facts: { amount: 5, tags: ['a'] } });
+  });
+
+  it('rejects an empty body', () => {
+    expect(rejection('  ').toBody()).toEqual({ error_code: 'VALIDATION_ERROR', detail: 'The request body is empty; send a JSON object.' });
+  });
+
+  it('rejects malformed JSON, quoting the parser', () => {
+    const error = rejection('{"facts":');
+    expect(error.code).toBe('VALIDATION_ERROR');
+    expect(error.message).toMatch(/^The request body is not valid JSON: /);
+  });
+
+  it('rejects an own __proto__ key anywhere, naming where', () => {
+    const error = rejection('{"facts":{"user":{"__proto__":{"admin":true}}}}');
+    expect(error.code).toBe('VALIDATION_ERROR');
+    expect(error.message).toBe('The request body contains the forbidden key "__proto__" at facts.user.__proto__.');
+  });
+
+  it('rejects a constructor object carrying prototype, inside arrays too', () => {
+    const error = rejection('{"facts":[{"constructor":{"prototype":{"x":1}}}]}');
+    expect(error.message).toBe('The request body contains the forbidden key "constructor" at facts[0].constructor.');
+  });
+
+  it('accepts the words __proto__ and constructor as values, and a plain constructor field', () => {
+    expect(parseJsonBody('{"facts":{"a":"__proto__","constructor":"x"}}')).toEqual({ facts: { a: '__proto__', constructor: 'x' } });
+  });
+
+  it(`accepts ${MAX_BODY_DEPTH} levels and rejects one more`, () => {
+    expect(parseJsonBody(nestedArrays(MAX_BODY_DEPTH))).toBeInstanceOf(Array);
+    expect(rejection(nestedArrays(MAX_BODY_DEPTH + 1)).message).toBe(`The request body is nested deeper than ${MAX_BODY_DEPTH} levels.`);
+  });
+
+  it('rejects half a million levels of nesting without overflowing the stack', () => {
+    expect(rejection(nestedArrays(500_000)).code).toBe('VALIDATION_ERROR');
+    expect(rejection(`${'{"a":'.repeat(200_000)}1${'}'.repeat(200_000)}`).code).toBe('VALIDATION_ERROR');
+  });
+});
+
+describe('jsonDepthExceeds', () => {
+  it.each([
+    [1, 0, false],
+    [{}, 1, false],
+    [{}, 0, true],
+    [{ a: { b: [1] } }, 3, false],
+    [{ a: { b: [1] } }, 2, true],
+    [[[], [[]]], 2, true],
+  ])('%j deeper than %d: %s', (value, limit, expected) => {
+    expect(jsonDepthExceeds(value, limit)).toBe(expected);
+  });
+});
+
+describe('inspectJson', () => {
+  it('skips the key check when told the text has no suspicious key', () => {
+    expect(inspectJson(JSON.parse('{"__proto__":1}'), 10, false)).toBeUndefined();
+    expect(inspectJson(JSON.parse('{"__proto__":1}'), 10, true)).toContain('__proto__');
+  });
+});
