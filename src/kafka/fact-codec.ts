@@ -1,0 +1,96 @@
+// Turns the bytes of a facts-topic message into a FactMessage, or says precisely why it never can.
+import { z } from 'zod';
+import { type FactMessage, factMessageSchema } from '../contracts/kafka-messages.ts';
+import { AppError } from '../errors.ts';
+import { fastFactMessage } from './fact-fast-check.ts';
+
+/** Confluent wire format: magic byte 0, a 4-byte big-endian schema id, then the encoded payload. */
+export const WIRE_MAGIC_BYTE = 0;
+export const WIRE_HEADER_LENGTH = 5;
+
+export type ValueFormat = 'json' | 'registry';
+
+/** Registry-framed values start with the magic byte; anything else is read as JSON text. */
+export function valueFormat(value: Buffer): ValueFormat {
+  return value.length > 0 && value[0] === WIRE_MAGIC_BYTE ? 'registry' : 'json';
+}
+
+/** The schema id of a registry-framed value; VALIDATION_ERROR when the frame is truncated. */
+export function wireSchemaId(value: Buffer): number {
+  if (value.length < WIRE_HEADER_LENGTH) {
+    throw new AppError('VALIDATION_ERROR', `value starts with the schema registry magic byte but has only ${value.length} bytes`);
+  }
+  return value.readInt32BE(1);
+}
+
+/**
+ * Parses a JSON value; VALIDATION_ERROR with the parser's reason when the bytes are not JSON, and (as over HTTP) when
+ * an object has an own `__proto__` key or a `constructor` object carrying `prototype`.
+ */
+export function parseJsonValue(value: Buffer | null): unknown {
+  if (value === null || value.length === 0) throw new AppError('VALIDATION_ERROR', 'message has no value');
+  const text = value.toString('utf8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new AppError('VALIDATION_ERROR', `value is not valid JSON: ${(error as Error).message}`, { cause: error });
+  }
+  if (text.includes('__proto__') || text.includes('constructor')) {
+    const path = poisoningKeyPath(parsed);
+    if (path !== undefined) throw new AppError('VALIDATION_ERROR', `value contains the forbidden key at ${path}`);
+  }
+  return parsed;
+}
+
+/** The path of the first prototype-poisoning key, walked without recursion; undefined when there is none. */
+export function poisoningKeyPath(root: unknown): string | undefined {
+  const stack: { value: unknown; path: string }[] = [{ value: root, path: '' }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    for (const [key, child] of Object.entries(value)) {
+      const childPath = Array.isArray(value) ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`;
+      const poisoning =
+        key === '__proto__' || (key === 'constructor' && typeof child === 'object' && child !== null && Object.hasOwn(child, 'prototype'));
+      if (poisoning) return childPath;
+      stack.push({ value: child, path: childPath });
+    }
+  }
+  return undefined;
+}
+
+/** Copies a decoded value into plain JSON data: Avro decoders return class instances, bigints and Buffers. */
+export function toPlainJson(value: unknown): unknown {
+  const text = JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? Number(item) : item));
+  return text === undefined ? undefined : JSON.parse(text);
+}
+
+/** Checks a decoded value against the fact message schema; VALIDATION_ERROR naming every problem and its path. */
+export function parseFactMessage(decoded: unknown): FactMessage {
+  const fast = fastFactMessage(decoded);
+  if (fast !== undefined) return fast;
+  const parsed = factMessageSchema.safeParse(decoded);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map(
+    (issue) => `${issue.path.length > 0 ? z.core.toDotPath(issue.path) : 'value'}: ${issue.message}`,
+  );
+  throw new AppError('VALIDATION_ERROR', `fact message does not match the schema: ${problems.join('; ')}`, { cause: parsed.error });
+}
+
+/** Decodes a registry-framed value to a plain object; implemented over the schema registry client. */
+export interface RegistryDecoder {
+  decode(value: Buffer): Promise<unknown>;
+}
+
+/**
+ * Decodes one message value: JSON synchronously, registry-framed values through the registry.
+ * Throws AppError VALIDATION_ERROR for values that can never be decoded, UNAVAILABLE when the registry cannot be reached.
+ */
+export function decodeFactValue(value: Buffer | null, registry: RegistryDecoder | undefined): FactMessage | Promise<FactMessage> {
+  if (value === null || valueFormat(value) === 'json') return parseFactMessage(parseJsonValue(value));
+  if (registry === undefined) {
+    throw new AppError('VALIDATION_ERROR', 'value is in the schema registry wire format but SCHEMA_REGISTRY_URL is not configured');
+  }
+  return registry.decode(value).then(parseFactMessage);
+}

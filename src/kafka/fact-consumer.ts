@@ -1,0 +1,184 @@
+// The facts consumer: batched consume → evaluate → produce → commit, with per-partition back-off and observable state.
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Logger } from 'pino';
+import type { BatchProcessor } from './batch-processor.ts';
+import { backoffMs } from './failure-policy.ts';
+import type { ResultOutput } from './result-output.ts';
+
+export type ConsumerStatus = 'starting' | 'running' | 'rebalancing' | 'stopping' | 'stopped' | 'crashed';
+
+export interface ConsumerState {
+  status: ConsumerStatus;
+  /** Facts-topic partitions this instance owns. */
+  assigned_partitions: number[];
+  /** Partitions paused while a transient failure backs off. */
+  backing_off_partitions: number[];
+  last_error: string | null;
+}
+
+export interface FactConsumerOptions {
+  kafka: Kafka;
+  groupId: string;
+  topic: string;
+  processor: BatchProcessor;
+  output: ResultOutput;
+  logger: Logger;
+  /** Most messages evaluated and produced per run; a larger fetched batch is handled in several runs, heartbeating between. */
+  maxRunSize: number;
+  /** Partitions processed at the same time: lets one partition's produce overlap another's evaluation. */
+  partitionsConsumedConcurrently: number;
+  backoff: { initialMs: number; maxMs: number };
+}
+
+// kafkajs rejoins the group itself when these reach it.
+const REBALANCE_ERRORS = new Set(['REBALANCE_IN_PROGRESS', 'NOT_COORDINATOR_FOR_GROUP', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID']);
+
+export function isRebalanceError(error: unknown): boolean {
+  const type = (error as { type?: unknown } | null)?.type;
+  return typeof type === 'string' && REBALANCE_ERRORS.has(type);
+}
+
+/** Splits a fetched batch into runs of at most `size` messages, keeping order. */
+export function runsOf<T>(items: readonly T[], size: number): T[][] {
+  const runs: T[][] = [];
+  for (let start = 0; start < items.length; start += size) runs.push(items.slice(start, start + size));
+  return runs;
+}
+
+export class FactConsumer {
+  readonly #options: FactConsumerOptions;
+  readonly #consumer: Consumer;
+  #status: ConsumerStatus = 'starting';
+  #assigned: number[] = [];
+  #lastError: string | null = null;
+  // Per partition: consecutive delivery failures (for back-off) and the timer that resumes it.
+  readonly #failures = new Map<number, number>();
+  readonly #resumeTimers = new Map<number, NodeJS.Timeout>();
+
+  constructor(options: FactConsumerOptions) {
+    this.#options = options;
+    this.#consumer = options.kafka.consumer({
+      groupId: options.groupId,
+      // read_committed: inputs from an aborted upstream transaction are never evaluated.
+      readUncommitted: false,
+      allowAutoTopicCreation: false,
+      maxWaitTimeInMs: 500,
+      // A crashed instance's partitions move on after 10 s; heartbeats go out between runs, well inside that.
+      sessionTimeout: 10_000,
+      heartbeatInterval: 1_000,
+    });
+    this.#watchEvents();
+  }
+
+  state(): ConsumerState {
+    return {
+      status: this.#status,
+      assigned_partitions: [...this.#assigned],
+      backing_off_partitions: [...this.#resumeTimers.keys()].sort((a, b) => a - b),
+      last_error: this.#lastError,
+    };
+  }
+
+  async start(): Promise<void> {
+    await this.#consumer.connect();
+    // A new group starts from the earliest offset so facts produced before the first start are not skipped.
+    await this.#consumer.subscribe({ topics: [this.#options.topic], fromBeginning: true });
+    await this.#consumer.run({
+      // At-least-once: offsets are committed only by the output, after the records are acknowledged.
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: this.#options.partitionsConsumedConcurrently,
+      eachBatch: (payload) => this.#handleBatch(payload),
+    });
+  }
+
+  /** Stops fetching, lets the batch in hand finish (and commit), leaves the group and disconnects. */
+  async stop(): Promise<void> {
+    if (this.#status === 'stopped') return;
+    this.#status = 'stopping';
+    for (const timer of this.#resumeTimers.values()) clearTimeout(timer);
+    this.#resumeTimers.clear();
+    await this.#consumer.disconnect();
+    this.#status = 'stopped';
+  }
+
+  async #handleBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
+    const { topic, partition } = batch;
+    for (const run of runsOf(batch.messages, this.#options.maxRunSize)) {
+      if (!isRunning() || isStale()) return;
+      const processed = await this.#options.processor.process(topic, partition, run);
+      if (processed.lastHandledOffset !== undefined) {
+        const nextOffset = (BigInt(processed.lastHandledOffset) + 1n).toString();
+        try {
+          await this.#options.output.deliver(
+            { topic, partition, results: processed.results, deadLetters: processed.deadLetters, nextOffset },
+            (commitTopic, commitPartition, offset) =>
+              payload.commitOffsetsIfNecessary({ topics: [{ topic: commitTopic, partitions: [{ partition: commitPartition, offset }] }] }),
+          );
+        } catch (error) {
+          if (isRebalanceError(error)) throw error;
+          this.#backOff(payload, partition, 'delivery failed', error, (this.#failures.get(partition) ?? 0) + 1);
+          return;
+        }
+        this.#failures.delete(partition);
+        // The fetch position moves past the run only once it is delivered; unresolved messages are fetched again.
+        resolveOffset(processed.lastHandledOffset);
+      }
+      await heartbeat();
+      if (processed.retry !== undefined) {
+        this.#backOff(
+          payload,
+          partition,
+          `message at offset ${processed.retry.offset} failed transiently`,
+          processed.retry.reason,
+          processed.retry.attempt,
+        );
+        return;
+      }
+    }
+  }
+
+  /** Pauses one partition and resumes it after a capped exponential back-off; other partitions keep flowing. */
+  #backOff(payload: EachBatchPayload, partition: number, what: string, error: unknown, attempt: number): void {
+    this.#failures.set(partition, attempt);
+    const delay = backoffMs(attempt, this.#options.backoff);
+    this.#lastError = `${what}: ${error instanceof Error ? error.message : String(error)}`;
+    this.#options.logger.warn({ topic: this.#options.topic, partition, attempt, delay_ms: delay, err: error }, `${what}; retrying`);
+    const resume = payload.pause();
+    clearTimeout(this.#resumeTimers.get(partition));
+    this.#resumeTimers.set(
+      partition,
+      setTimeout(() => {
+        this.#resumeTimers.delete(partition);
+        resume();
+      }, delay),
+    );
+  }
+
+  #watchEvents(): void {
+    const { events } = this.#consumer;
+    this.#consumer.on(events.GROUP_JOIN, (event) => {
+      const partitions = event.payload.memberAssignment[this.#options.topic] ?? [];
+      this.#assigned = [...partitions].sort((a, b) => a - b);
+      this.#status = 'running';
+      const owned = new Set(this.#assigned);
+      this.#options.processor.forgetPartitionsExcept(this.#options.topic, owned);
+      this.#options.output
+        .assigned(owned)
+        .catch((error: unknown) => this.#options.logger.warn({ err: error }, 'releasing producers failed'));
+      this.#options.logger.info({ group_id: this.#options.groupId, partitions: this.#assigned }, 'Kafka consumer joined the group');
+    });
+    this.#consumer.on(events.REBALANCING, () => {
+      if (this.#status === 'running') this.#status = 'rebalancing';
+    });
+    this.#consumer.on(events.CRASH, (event) => {
+      this.#lastError = event.payload.error.message;
+      this.#status = event.payload.restart ? 'rebalancing' : 'crashed';
+      this.#options.logger.error({ err: event.payload.error, restart: event.payload.restart }, 'Kafka consumer crashed');
+    });
+    this.#consumer.on(events.STOP, () => {
+      if (this.#status !== 'stopping') this.#status = 'stopped';
+    });
+  }
+}

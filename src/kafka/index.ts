@@ -1,0 +1,209 @@
+// The Kafka pipeline's entry point: creates topics, starts the facts consumer and the rule changelog, and stops them in order.
+import { randomUUID } from 'node:crypto';
+import { type Admin, Kafka } from 'kafkajs';
+import type { Logger } from 'pino';
+import type { KafkaConfig } from '../config.ts';
+import type { RuleChangeMessage } from '../contracts/kafka-messages.ts';
+import { BatchProcessor, type EvaluateFactMessage } from './batch-processor.ts';
+import { readLag } from './consumer-lag.ts';
+import { type ConsumerState, FactConsumer } from './fact-consumer.ts';
+import { kafkajsLevel, pinoLogCreator } from './kafkajs-log.ts';
+import type { KafkaEvaluation } from './result-message.ts';
+import { AtLeastOnceOutput, type ResultOutput } from './result-output.ts';
+import { RuleChangelog } from './rule-changelog.ts';
+import { connectSchemaRegistry, createRegistryDecoder } from './schema-registry-decoder.ts';
+import { ensureTopics } from './topics.ts';
+import { TransactionalOutput } from './transactional-output.ts';
+
+export type { EvaluateFactMessage } from './batch-processor.ts';
+export type { KafkaEvaluation } from './result-message.ts';
+
+/** The rule catalog as the changelog needs it: a way to reload from the store, and a hook for local changes. */
+export interface RuleCatalogHooks {
+  /** Reloads the catalog from the store so it reflects at least `revision` (undefined: the latest). */
+  reload(revision: number | undefined): Promise<void>;
+  /** Registers a listener for changes made through this instance; returns the function that unregisters it. */
+  onChange(listener: (change: RuleChangeMessage) => void): () => void;
+}
+
+/** The evaluate use case shared with POST /api/v1/evaluate (src/evaluation/evaluator.ts); it records the execution. */
+export interface KafkaEvaluator {
+  evaluate(
+    facts: Record<string, unknown>,
+    options: { domain?: string | undefined; source: 'kafka' },
+  ): Omit<KafkaEvaluation, 'domain'> | Promise<Omit<KafkaEvaluation, 'domain'>>;
+}
+
+/** Adapts the use case to one fact message: same facts and domain as an HTTP request, recorded with source "kafka". */
+export function evaluateWith(evaluator: KafkaEvaluator): EvaluateFactMessage {
+  return (message) => {
+    const domain = message.domain ?? undefined;
+    const outcome = evaluator.evaluate(message.facts, { domain, source: 'kafka' });
+    const withDomain = (evaluation: Omit<KafkaEvaluation, 'domain'>): KafkaEvaluation => ({ ...evaluation, domain: domain ?? null });
+    return outcome instanceof Promise ? outcome.then(withDomain) : withDomain(outcome);
+  };
+}
+
+export interface KafkaPipelineDeps {
+  config: KafkaConfig;
+  /** The evaluate use case shared with POST /api/v1/evaluate. */
+  evaluator: KafkaEvaluator;
+  /** Absent: rule changes are not broadcast (single instance, or tests of the facts flow alone). */
+  rules?: RuleCatalogHooks;
+  logger: Logger;
+  /** The pino level, so kafkajs is asked for no more than is printed. */
+  logLevel?: string;
+  /** Defaults to a random UUID; names this instance's changelog group. */
+  instanceId?: string;
+  /** Defaults to "rules.changelog". */
+  changelogTopic?: string;
+  /** Tuning; the defaults suit the service. */
+  tuning?: Partial<PipelineTuning>;
+}
+
+export interface PipelineTuning {
+  maxRunSize: number;
+  partitionsConsumedConcurrently: number;
+  maxUnexpectedAttempts: number;
+  backoffInitialMs: number;
+  backoffMaxMs: number;
+}
+
+const DEFAULT_TUNING: PipelineTuning = {
+  maxRunSize: 1_000,
+  partitionsConsumedConcurrently: 3,
+  maxUnexpectedAttempts: 3,
+  backoffInitialMs: 200,
+  backoffMaxMs: 10_000,
+};
+
+export const DEFAULT_CHANGELOG_TOPIC = 'rules.changelog';
+
+export interface KafkaPipelineState extends ConsumerState {
+  /** True while the consumer is in the group and consuming. */
+  ready: boolean;
+  mode: 'at-least-once' | 'exactly-once';
+  group_id: string;
+  topic: string;
+}
+
+export interface KafkaPipeline {
+  /** Stops fetching, finishes and commits the batch in hand, leaves the group, disconnects. */
+  stop(): Promise<void>;
+  /** For /health/ready. */
+  state(): KafkaPipelineState;
+  /** Messages on the facts topic the group has not committed yet. */
+  lag(): Promise<number>;
+  /** Broadcasts a rule change to every instance (also wired to the catalog's change hook). */
+  publishRuleChange(change: RuleChangeMessage): Promise<void>;
+}
+
+export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<KafkaPipeline> {
+  const { config, logger } = deps;
+  const tuning = { ...DEFAULT_TUNING, ...deps.tuning };
+  const instanceId = deps.instanceId ?? randomUUID();
+  const changelogTopic = deps.changelogTopic ?? DEFAULT_CHANGELOG_TOPIC;
+  const log = logger.child({ component: 'kafka' });
+  const kafka = new Kafka({
+    clientId: `rules-evaluator-${instanceId}`,
+    brokers: [...config.brokers],
+    // kafkajs's 1 s connect timeout is too tight for a busy broker; a slow connect is retried, not fatal, anyway.
+    connectionTimeout: 10_000,
+    logLevel: kafkajsLevel(deps.logLevel ?? 'info'),
+    logCreator: pinoLogCreator(log),
+  });
+
+  const admin = kafka.admin();
+  await admin.connect();
+  const cleanups: (() => Promise<void>)[] = [() => admin.disconnect()];
+  const closeAll = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => log.warn({ err: error }, 'Kafka cleanup failed'));
+  };
+  try {
+    const created = await ensureTopics(admin, {
+      factsTopic: config.factsTopic,
+      resultsTopic: config.resultsTopic,
+      dlqTopic: config.dlqTopic,
+      changelogTopic,
+      partitions: config.partitions,
+    });
+    if (created.length > 0) log.info({ topics: created }, 'created Kafka topics');
+
+    const output: ResultOutput = config.exactlyOnce
+      ? new TransactionalOutput(kafka, config, config.groupId, config.factsTopic)
+      : await AtLeastOnceOutput.open(kafka, config);
+    cleanups.push(() => output.close());
+
+    const processor = new BatchProcessor({
+      decoder: config.schemaRegistryUrl === undefined ? undefined : createRegistryDecoder(connectSchemaRegistry(config.schemaRegistryUrl)),
+      evaluate: evaluateWith(deps.evaluator),
+      maxUnexpectedAttempts: tuning.maxUnexpectedAttempts,
+    });
+
+    const changelog = deps.rules === undefined ? undefined : await startChangelog(kafka, admin, changelogTopic, instanceId, deps, log);
+    if (changelog !== undefined) {
+      cleanups.push(() => changelog.stop());
+      const unsubscribe = deps.rules!.onChange((change) => {
+        changelog.publish(change).catch((error: unknown) => log.error({ err: error, change }, 'publishing a rule change failed'));
+      });
+      cleanups.push(async () => unsubscribe());
+    }
+
+    const consumer = new FactConsumer({
+      kafka,
+      groupId: config.groupId,
+      topic: config.factsTopic,
+      processor,
+      output,
+      logger: log,
+      maxRunSize: tuning.maxRunSize,
+      partitionsConsumedConcurrently: tuning.partitionsConsumedConcurrently,
+      backoff: { initialMs: tuning.backoffInitialMs, maxMs: tuning.backoffMaxMs },
+    });
+    // Stopped first: the batch in hand finishes and commits while the producers are still connected.
+    cleanups.push(() => consumer.stop());
+    await consumer.start();
+    log.info({ brokers: config.brokers, topic: config.factsTopic, group_id: config.groupId, mode: output.mode }, 'Kafka pipeline started');
+
+    let stopping: Promise<void> | undefined;
+    return {
+      stop: () => {
+        stopping ??= closeAll().then(() => log.info('Kafka pipeline stopped'));
+        return stopping;
+      },
+      state: () => {
+        const state = consumer.state();
+        return { ...state, ready: state.status === 'running', mode: output.mode, group_id: config.groupId, topic: config.factsTopic };
+      },
+      lag: () => readLag(admin, config.groupId, config.factsTopic),
+      publishRuleChange: async (change) => {
+        if (changelog === undefined) throw new Error('the rule changelog is not running: no rule catalog was given');
+        await changelog.publish(change);
+      },
+    };
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+}
+
+async function startChangelog(
+  kafka: Kafka,
+  admin: Admin,
+  topic: string,
+  instanceId: string,
+  deps: KafkaPipelineDeps,
+  log: Logger,
+): Promise<RuleChangelog> {
+  const rules = deps.rules!;
+  const changelog = new RuleChangelog({
+    kafka,
+    admin,
+    topic,
+    groupId: `${deps.config.groupId}.changelog.${instanceId}`,
+    reload: (revision) => rules.reload(revision),
+    logger: log.child({ topic }),
+  });
+  await changelog.start();
+  return changelog;
+}

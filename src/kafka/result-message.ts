@@ -1,0 +1,49 @@
+// Builds the outgoing messages: a result for an evaluated fact, a dead letter for one that can never be evaluated.
+import type { IHeaders, Message } from 'kafkajs';
+import type { ResultMessage, SourcePosition } from '../contracts/kafka-messages.ts';
+import { deadLetterHeaders, resultHeaders } from './headers.ts';
+
+/** What the evaluate use case answers for one fact, as the result message needs it. */
+export interface KafkaEvaluation {
+  execution_id: string;
+  fired_rules: number[];
+  actions: string[];
+  latency_ms: number;
+  /** Null when the fact named no domain and every domain's rules were evaluated. */
+  domain: string | null;
+  revision: number;
+}
+
+/** The input message as read: key and value are the original bytes. */
+export interface InputMessage {
+  key: Buffer | null;
+  value: Buffer | null;
+  headers?: IHeaders;
+  offset: string;
+}
+
+export function buildResult(evaluation: KafkaEvaluation, source: SourcePosition): ResultMessage {
+  return {
+    execution_id: evaluation.execution_id,
+    fired_rules: evaluation.fired_rules,
+    actions: evaluation.actions,
+    latency_ms: evaluation.latency_ms,
+    domain: evaluation.domain,
+    revision: evaluation.revision,
+    source,
+  };
+}
+
+/** The result message, keyed like its input so one key's results share a partition and keep input order. */
+export function resultRecord(input: InputMessage, evaluation: KafkaEvaluation, source: SourcePosition): Message {
+  return { key: input.key, value: JSON.stringify(buildResult(evaluation, source)), headers: resultHeaders(input.headers) };
+}
+
+/** The dead letter: original key and value bytes untouched, original headers plus the reason and the source position. */
+export function deadLetterRecord(input: InputMessage, source: SourcePosition, failure: { code: string; detail: string }): Message {
+  return {
+    key: input.key,
+    value: input.value,
+    headers: deadLetterHeaders(input.headers, { ...failure, ...source }),
+  };
+}

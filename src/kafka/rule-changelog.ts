@@ -1,0 +1,123 @@
+// Rule changes reach every instance through a compacted changelog topic: each instance publishes its changes and
+// follows the topic in a group of its own, reloading its catalog from the store to the revision a change names.
+import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
+import type { Logger } from 'pino';
+import { type RuleChangeMessage, ruleChangeMessageSchema } from '../contracts/kafka-messages.ts';
+import { backoffMs } from './failure-policy.ts';
+import { orderedProducer } from './result-output.ts';
+
+export interface RuleChangelogOptions {
+  kafka: Kafka;
+  admin: Admin;
+  topic: string;
+  /** Unique per instance: every instance must see every change, so none may share a group. */
+  groupId: string;
+  /** Brings the local catalog to at least `revision` (undefined: the store's latest) by reloading from the store. */
+  reload(revision: number | undefined): Promise<void>;
+  logger: Logger;
+}
+
+/** Parses a changelog value; undefined for anything that is not a rule change (logged and skipped, never fatal). */
+export function parseRuleChange(value: Buffer | null): RuleChangeMessage | undefined {
+  if (value === null) return undefined;
+  try {
+    const parsed = ruleChangeMessageSchema.safeParse(JSON.parse(value.toString('utf8')));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Compaction keeps the latest change per key: one key per rule, and one for changes not tied to a rule. */
+export function changeKey(change: RuleChangeMessage): string {
+  return change.rule_id === null ? 'all' : `rule-${change.rule_id}`;
+}
+
+/** Merges two reload requests: null is none, undefined is "the latest", which covers any revision. */
+export function mergeReloadTarget(a: ReloadTarget, b: ReloadTarget): ReloadTarget {
+  if (a === null) return b;
+  if (b === null) return a;
+  if (a === undefined || b === undefined) return undefined;
+  return Math.max(a, b);
+}
+
+export type ReloadTarget = number | undefined | null;
+
+export class RuleChangelog {
+  readonly #options: RuleChangelogOptions;
+  readonly #consumer: Consumer;
+  readonly #producer: Producer;
+  // Reloads are coalesced: while one runs, later changes only raise the target.
+  #target: ReloadTarget = null;
+  #reloading: Promise<void> | undefined;
+  #stopped = false;
+
+  constructor(options: RuleChangelogOptions) {
+    this.#options = options;
+    this.#consumer = options.kafka.consumer({ groupId: options.groupId, maxWaitTimeInMs: 250, allowAutoTopicCreation: false });
+    this.#producer = orderedProducer(options.kafka);
+  }
+
+  async start(): Promise<void> {
+    await this.#producer.connect();
+    await this.#consumer.connect();
+    // Changes published between the catalog's first load and joining are caught by one reload to the latest revision.
+    this.#consumer.on(this.#consumer.events.GROUP_JOIN, () => this.#requestReload(undefined));
+    await this.#consumer.subscribe({ topics: [this.#options.topic], fromBeginning: false });
+    await this.#consumer.run({
+      eachBatch: async ({ batch }) => {
+        let highest = -1;
+        for (const message of batch.messages) {
+          const change = parseRuleChange(message.value);
+          if (change === undefined)
+            this.#options.logger.warn({ offset: message.offset }, 'skipping a rule changelog entry that is not a rule change');
+          else highest = Math.max(highest, change.revision);
+        }
+        if (highest >= 0) this.#requestReload(highest);
+      },
+    });
+  }
+
+  /** Publishes a change made on this instance; every instance (this one included) reloads to its revision. */
+  async publish(change: RuleChangeMessage): Promise<void> {
+    await this.#producer.send({
+      topic: this.#options.topic,
+      acks: -1,
+      messages: [{ key: changeKey(change), value: JSON.stringify(change) }],
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.#consumer.disconnect();
+    await this.#producer.disconnect();
+    await this.#reloading?.catch(() => undefined);
+    // The group was this instance's alone; it has no committed offsets worth keeping.
+    await this.#options.admin.deleteGroups([this.#options.groupId]).catch(() => undefined);
+  }
+
+  #requestReload(revision: number | undefined): void {
+    this.#target = mergeReloadTarget(this.#target, revision);
+    this.#reloading ??= this.#drain().finally(() => {
+      this.#reloading = undefined;
+    });
+  }
+
+  async #drain(): Promise<void> {
+    let attempt = 0;
+    while (this.#target !== null && !this.#stopped) {
+      const target = this.#target;
+      this.#target = null;
+      try {
+        await this.#options.reload(target);
+        attempt = 0;
+      } catch (error) {
+        // The store is unreachable: keep the target and try again, so the change is not forgotten.
+        attempt += 1;
+        this.#target = mergeReloadTarget(this.#target, target);
+        this.#options.logger.warn({ err: error, revision: target, attempt }, 'rule reload failed; retrying');
+        await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt, { initialMs: 100, maxMs: 5_000 })));
+      }
+    }
+  }
+}

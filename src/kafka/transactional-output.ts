@@ -1,0 +1,92 @@
+// Exactly-once output: one transactional producer per owned input partition; records and the input offset commit together.
+import type { Kafka, Producer } from 'kafkajs';
+import {
+  type CommitPosition,
+  type Delivery,
+  type OutputTopics,
+  orderedProducer,
+  type ResultOutput,
+  topicMessages,
+} from './result-output.ts';
+
+/**
+ * The transactional id is stable per consumer group and input partition, so whichever instance owns the partition next
+ * (after a rebalance or a crash) fences the previous owner's producer and aborts its open transaction at once.
+ */
+export function transactionalIdFor(groupId: string, topic: string, partition: number): string {
+  return `${groupId}.${topic}.${partition}`;
+}
+
+/**
+ * Consume-transform-produce in one Kafka transaction per processed run: results, dead letters and the consumer group's
+ * offset (sendOffsets) commit atomically, so a reader with isolation read_committed sees exactly one result per input.
+ */
+export class TransactionalOutput implements ResultOutput {
+  readonly mode = 'exactly-once';
+  readonly #kafka: Kafka;
+  readonly #topics: OutputTopics;
+  readonly #groupId: string;
+  readonly #inputTopic: string;
+  readonly #producers = new Map<string, Promise<Producer>>();
+
+  constructor(kafka: Kafka, topics: OutputTopics, groupId: string, inputTopic: string) {
+    this.#kafka = kafka;
+    this.#topics = topics;
+    this.#groupId = groupId;
+    this.#inputTopic = inputTopic;
+  }
+
+  async deliver(delivery: Delivery, _commit: CommitPosition): Promise<void> {
+    const id = transactionalIdFor(this.#groupId, delivery.topic, delivery.partition);
+    const producer = await this.#producer(id);
+    const transaction = await producer.transaction();
+    try {
+      const batches = topicMessages(this.#topics, delivery);
+      if (batches.length > 0) await transaction.sendBatch({ topicMessages: batches, acks: -1 });
+      await transaction.sendOffsets({
+        consumerGroupId: this.#groupId,
+        topics: [{ topic: delivery.topic, partitions: [{ partition: delivery.partition, offset: delivery.nextOffset }] }],
+      });
+      await transaction.commit();
+    } catch (error) {
+      // A fenced or failed producer is dropped; the next run for this partition starts a fresh one (which fences in turn).
+      await transaction.abort().catch(() => undefined);
+      await this.#drop(id);
+      throw error;
+    }
+  }
+
+  async assigned(partitions: ReadonlySet<number>): Promise<void> {
+    const owned = new Set([...partitions].map((partition) => transactionalIdFor(this.#groupId, this.#inputTopic, partition)));
+    await Promise.all([...this.#producers.keys()].filter((id) => !owned.has(id)).map((id) => this.#drop(id)));
+    // Fence the previous owners now, before this instance reads the partitions' committed offsets and processes them.
+    await Promise.all([...owned].map((id) => this.#producer(id).catch(() => undefined)));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#producers.keys()].map((id) => this.#drop(id)));
+  }
+
+  #producer(id: string): Promise<Producer> {
+    let producer = this.#producers.get(id);
+    if (producer === undefined) {
+      const created = orderedProducer(this.#kafka, id);
+      producer = created.connect().then(() => created);
+      // A failed connect is forgotten so the next delivery tries again.
+      producer.catch(() => this.#producers.delete(id));
+      this.#producers.set(id, producer);
+    }
+    return producer;
+  }
+
+  async #drop(id: string): Promise<void> {
+    const producer = this.#producers.get(id);
+    this.#producers.delete(id);
+    if (producer === undefined) return;
+    try {
+      await (await producer).disconnect();
+    } catch {
+      // Already broken; nothing left to release.
+    }
+  }
+}

@@ -1,0 +1,141 @@
+// Poison messages go to the dead-letter topic with their original bytes and the reason; the good ones still get results.
+import type { Admin, Kafka, Message } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ResultMessage } from '../../../src/contracts/kafka-messages.ts';
+import {
+  collect,
+  deleteTestTopics,
+  eventually,
+  type InProcessService,
+  kafkaConfig,
+  parse,
+  produce,
+  type Received,
+  startInProcessService,
+  testKafka,
+  uniqueTopics,
+} from './support.ts';
+
+interface Poison {
+  name: string;
+  value: Buffer | null;
+  detail: RegExp;
+}
+
+const POISON: Poison[] = [
+  { name: 'invalid JSON', value: Buffer.from('{"facts": {"amount": 12'), detail: /^value is not valid JSON: / },
+  { name: 'not JSON at all', value: Buffer.from([0xff, 0xfe, 0x01, 0x7b]), detail: /^value is not valid JSON: / },
+  { name: 'missing facts', value: Buffer.from('{"domain":"payments"}'), detail: /^fact message does not match the schema: facts: / },
+  { name: 'facts not an object', value: Buffer.from('{"facts":[1,2,3]}'), detail: /facts: Invalid input: expected record, received array/ },
+  { name: 'facts a string', value: Buffer.from('{"facts":"amount=5"}'), detail: /facts: Invalid input: expected record, received string/ },
+  { name: 'domain of the wrong type', value: Buffer.from('{"facts":{},"domain":42}'), detail: /domain: / },
+  { name: 'unknown field', value: Buffer.from('{"facts":{},"priority":1}'), detail: /Unrecognized key: "priority"/ },
+  { name: 'a JSON array', value: Buffer.from('[{"facts":{}}]'), detail: /^fact message does not match the schema: value: / },
+  { name: 'prototype poisoning', value: Buffer.from('{"facts":{"__proto__":{"admin":true}}}'), detail: /forbidden key at facts.__proto__/ },
+  { name: 'a tombstone', value: null, detail: /^message has no value$/ },
+  {
+    name: 'a registry-framed value without a registry',
+    value: Buffer.from([0, 0, 0, 0, 7, 2, 4]),
+    detail: /^value is in the schema registry wire format but SCHEMA_REGISTRY_URL is not configured$/,
+  },
+];
+
+const GOOD = 40;
+
+describe('Kafka pipeline: dead letters', () => {
+  const topics = uniqueTopics('dlq');
+  let kafka: Kafka;
+  let admin: Admin;
+  let service: InProcessService;
+  let received: Received[];
+  const sent: { message: Message; poison?: Poison }[] = [];
+
+  beforeAll(async () => {
+    kafka = testKafka();
+    admin = kafka.admin();
+    await admin.connect();
+    service = await startInProcessService(kafkaConfig(topics), { changelogTopic: topics.changelog });
+    // Poison is spread among good messages on the same keys, so a dead letter must not hold up the facts behind it.
+    for (let index = 0; index < GOOD; index++) {
+      sent.push({
+        message: {
+          key: `key-${index % 4}`,
+          value: JSON.stringify({ facts: { amount: index } }),
+          headers: { 'correlation-id': `good-${index}` },
+        },
+      });
+      const poison = POISON[index];
+      if (poison !== undefined) {
+        sent.push({
+          message: {
+            key: Buffer.from([0x6b, index, 0xff]),
+            value: poison.value,
+            headers: { 'correlation-id': `poison-${index}`, 'x-origin': 'legacy' },
+          },
+          poison,
+        });
+      }
+    }
+    await produce(
+      kafka,
+      topics.facts,
+      sent.map((entry) => entry.message),
+    );
+    received = await collect(kafka, [topics.results, topics.dlq], (all) => all.length >= sent.length, {
+      groupPrefix: topics.group,
+      settleMs: 500,
+    });
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    if (admin !== undefined) {
+      await deleteTestTopics(admin, topics);
+      await admin.disconnect();
+    }
+  });
+
+  it('loses nothing: every good message has a result, every poison message a dead letter', () => {
+    const results = received.filter((message) => message.topic === topics.results);
+    const deadLetters = received.filter((message) => message.topic === topics.dlq);
+    expect(results.map((message) => message.headers['correlation-id']).sort()).toEqual(
+      Array.from({ length: GOOD }, (_, index) => `good-${index}`).sort(),
+    );
+    expect(deadLetters.map((message) => message.headers['correlation-id']).sort()).toEqual(
+      POISON.map((_, index) => `poison-${index}`).sort(),
+    );
+    for (const message of results) expect(parse<ResultMessage>(message).fired_rules).toEqual([]);
+  });
+
+  it('keeps the original key and value bytes and the original headers of each dead letter', () => {
+    for (const message of received.filter((entry) => entry.topic === topics.dlq)) {
+      const index = Number(message.headers['correlation-id']!.slice('poison-'.length));
+      const original = sent.find((entry) => entry.message.headers?.['correlation-id'] === `poison-${index}`)!;
+      expect(message.key).toEqual(original.message.key);
+      if (original.poison!.value === null) expect(message.value).toBeNull();
+      else expect(message.value).toEqual(original.poison!.value);
+      expect(message.headers['x-origin']).toBe('legacy');
+    }
+  });
+
+  it('names the error code, the reason and the source position in headers', async () => {
+    const offsets = await admin.fetchTopicOffsets(topics.facts);
+    for (const message of received.filter((entry) => entry.topic === topics.dlq)) {
+      const poison = POISON[Number(message.headers['correlation-id']!.slice('poison-'.length))]!;
+      expect(message.headers.error_code, poison.name).toBe('VALIDATION_ERROR');
+      expect(message.headers.error_detail, poison.name).toMatch(poison.detail);
+      expect(message.headers.source_topic).toBe(topics.facts);
+      const partition = Number(message.headers.source_partition);
+      const offset = Number(message.headers.source_offset);
+      const end = offsets.find((entry) => entry.partition === partition);
+      expect(end, `partition ${partition} exists`).toBeDefined();
+      expect(offset).toBeLessThan(Number(end!.high));
+    }
+  });
+
+  it('commits past the poison: nothing is left to consume', async () => {
+    // The commit follows the produce acknowledgement, so it may land just after the last dead letter is read.
+    expect(await eventually(async () => (await service.pipeline.lag()) === 0)).toBe(true);
+    expect(service.pipeline.state().last_error).toBeNull();
+  });
+});

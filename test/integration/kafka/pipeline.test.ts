@@ -1,0 +1,171 @@
+// Facts in, results out on a real broker: every fact gets one result, equal to what POST /api/v1/evaluate answers.
+import type { FastifyInstance } from 'fastify';
+import type { Admin, Kafka, Message } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ResultMessage } from '../../../src/contracts/kafka-messages.ts';
+import {
+  collect,
+  deleteTestTopics,
+  eventually,
+  type InProcessService,
+  kafkaConfig,
+  parse,
+  produce,
+  type Received,
+  startInProcessService,
+  testKafka,
+  uniqueTopics,
+} from './support.ts';
+
+const N = 300;
+const KEYS = 12;
+
+async function post(app: FastifyInstance, url: string, body: unknown) {
+  return app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+}
+
+function fact(index: number): { facts: Record<string, unknown>; domain?: string; session_id?: string } {
+  const facts = {
+    amount: (index * 37) % 2_000,
+    country: ['US', 'FR', 'DE'][index % 3],
+    customer: { tier: index % 5 === 0 ? 'gold' : 'basic' },
+  };
+  // A third name the payments domain, a third another domain, a third none (every domain); some carry a session id.
+  if (index % 3 === 0) return { facts, domain: 'payments' };
+  if (index % 3 === 1) return { facts, domain: 'shipping', ...(index % 10 === 1 ? { session_id: `s-${index}` } : {}) };
+  return { facts };
+}
+
+describe('Kafka pipeline: facts to results', () => {
+  const topics = uniqueTopics('pipeline');
+  let kafka: Kafka;
+  let admin: Admin;
+  let service: InProcessService;
+  let results: Received[];
+  const inputs: Message[] = [];
+
+  beforeAll(async () => {
+    kafka = testKafka();
+    admin = kafka.admin();
+    await admin.connect();
+    service = await startInProcessService(kafkaConfig(topics), { changelogTopic: topics.changelog });
+    const rules = [
+      { name: 'big', domain: 'payments', condition_dsl: { type: 'condition', field: 'amount', op: '>', value: 1_000 }, action: 'review' },
+      {
+        name: 'gold',
+        domain: 'payments',
+        condition_dsl: { type: 'condition', field: 'customer.tier', op: '==', value: 'gold' },
+        action: 'fast_track',
+        priority: 5,
+      },
+      {
+        name: 'abroad',
+        domain: 'shipping',
+        condition_dsl: { type: 'condition', field: 'country', op: '!=', value: 'US' },
+        action: 'customs',
+      },
+    ];
+    for (const rule of rules) expect((await post(service.app, '/api/v1/rules', rule)).statusCode).toBe(201);
+
+    for (let index = 0; index < N; index++) {
+      inputs.push({
+        key: `customer-${index % KEYS}`,
+        value: JSON.stringify(fact(index)),
+        headers: {
+          traceparent: `00-${String(index).padStart(32, '0')}-00f067aa0ba902b7-01`,
+          'correlation-id': `corr-${index}`,
+          'x-tenant': 'acme',
+        },
+      });
+    }
+    await produce(kafka, topics.facts, inputs);
+    results = await collect(kafka, [topics.results], (received) => received.length >= N, { groupPrefix: topics.group, settleMs: 500 });
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    if (admin !== undefined) {
+      await deleteTestTopics(admin, topics);
+      await admin.disconnect();
+    }
+  });
+
+  it('answers every fact with exactly one result', () => {
+    const answered = results.map(
+      (message) => `${parse<ResultMessage>(message).source.offset}@${parse<ResultMessage>(message).source.partition}`,
+    );
+    expect(results).toHaveLength(N);
+    expect(new Set(answered).size).toBe(N);
+  });
+
+  it('gives the same fired rules, actions and revision as POST /api/v1/evaluate for the same fact and domain', async () => {
+    const byCorrelation = new Map(inputs.map((_input, index) => [`corr-${index}`, index]));
+    let firing = 0;
+    for (const message of results) {
+      const result = parse<ResultMessage>(message);
+      const index = byCorrelation.get(message.headers['correlation-id']!)!;
+      const { facts, domain } = fact(index);
+      const http = (await post(service.app, '/api/v1/evaluate', domain === undefined ? { facts } : { facts, domain })).json();
+      expect({ fired_rules: result.fired_rules, actions: result.actions, revision: result.revision }).toEqual({
+        fired_rules: http.fired_rules,
+        actions: http.actions,
+        revision: http.revision,
+      });
+      expect(result.domain).toBe(domain ?? null);
+      if (result.fired_rules.length > 0) firing += 1;
+    }
+    // The comparison means something only if rules did fire.
+    expect(firing).toBeGreaterThan(N / 4);
+  });
+
+  it('keeps the input key and carries trace, correlation and custom headers', () => {
+    for (const message of results) {
+      const index = Number(message.headers['correlation-id']!.slice('corr-'.length));
+      expect(String(message.key)).toBe(`customer-${index % KEYS}`);
+      expect(message.headers.traceparent).toBe(`00-${String(index).padStart(32, '0')}-00f067aa0ba902b7-01`);
+      expect(message.headers['x-tenant']).toBe('acme');
+      expect(message.headers['content-type']).toBe('application/json');
+    }
+  });
+
+  it('publishes the results of one key in input order', () => {
+    const sequence = new Map<string, number[]>();
+    for (const message of results) {
+      const index = Number(message.headers['correlation-id']!.slice('corr-'.length));
+      const key = String(message.key);
+      sequence.set(key, [...(sequence.get(key) ?? []), index]);
+    }
+    expect(sequence.size).toBe(KEYS);
+    for (const indexes of sequence.values()) expect(indexes).toEqual([...indexes].sort((a, b) => a - b));
+  });
+
+  it('records each evaluation as an execution with source kafka', async () => {
+    for (const message of results.slice(0, 20)) {
+      const result = parse<ResultMessage>(message);
+      const response = await service.app.inject({ method: 'GET', url: `/api/v1/executions/${result.execution_id}` });
+      expect(response.statusCode).toBe(200);
+      expect(response.json()).toMatchObject({ execution_id: result.execution_id, source: 'kafka', fired_rules: result.fired_rules });
+    }
+  });
+
+  it('evaluates a fact with a session_id statelessly, like any other', () => {
+    const withSession = results.filter((message) => {
+      const index = Number(message.headers['correlation-id']!.slice('corr-'.length));
+      return fact(index).session_id !== undefined;
+    });
+    expect(withSession.length).toBeGreaterThan(0);
+    for (const message of withSession) expect(parse<ResultMessage>(message).domain).toBe('shipping');
+  });
+
+  it('reports a ready consumer owning every partition, and no lag once all is answered', async () => {
+    expect(service.pipeline.state()).toMatchObject({
+      status: 'running',
+      ready: true,
+      mode: 'at-least-once',
+      group_id: topics.group,
+      topic: topics.facts,
+      assigned_partitions: [0, 1, 2],
+    });
+    expect(await eventually(async () => (await service.pipeline.lag()) === 0)).toBe(true);
+  });
+});

@@ -1,0 +1,181 @@
+// Confluent wire-format facts through the Apicurio registry: an Avro fact is evaluated exactly like its JSON twin,
+// and registry payloads that can never be decoded are dead-lettered.
+import { randomUUID } from 'node:crypto';
+import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import type { FastifyInstance } from 'fastify';
+import type { Admin, Kafka } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ResultMessage } from '../../../src/contracts/kafka-messages.ts';
+import {
+  collect,
+  deleteTestTopics,
+  type InProcessService,
+  kafkaConfig,
+  parse,
+  produce,
+  type Received,
+  startInProcessService,
+  testKafka,
+  testRegistryUrl,
+  uniqueTopics,
+} from './support.ts';
+
+const avroSchema = {
+  type: 'record',
+  name: 'FactMessage',
+  namespace: `rules.test.x${randomUUID().replaceAll('-', '')}`,
+  fields: [
+    {
+      name: 'facts',
+      type: {
+        type: 'record',
+        name: 'Payment',
+        fields: [
+          { name: 'amount', type: 'double' },
+          { name: 'country', type: 'string' },
+          { name: 'tier', type: ['null', 'string'], default: null },
+        ],
+      },
+    },
+    { name: 'domain', type: ['null', 'string'], default: null },
+    { name: 'session_id', type: ['null', 'string'], default: null },
+  ],
+} as const;
+
+const jsonSchema = {
+  type: 'object',
+  properties: { facts: { type: 'object' }, domain: { type: ['string', 'null'] } },
+  required: ['facts'],
+};
+
+const FACTS = [
+  { facts: { amount: 2_500, country: 'FR', tier: 'gold' }, domain: 'payments' },
+  { facts: { amount: 10, country: 'US', tier: null }, domain: 'payments' },
+  { facts: { amount: 1_200.5, country: 'DE', tier: null }, domain: null },
+];
+
+async function evaluateOverHttp(app: FastifyInstance, body: { facts: Record<string, unknown>; domain: string | null }) {
+  const payload = body.domain === null ? { facts: body.facts } : body;
+  const response = await app.inject({ method: 'POST', url: '/api/v1/evaluate', headers: { 'content-type': 'application/json' }, payload });
+  return response.json();
+}
+
+describe('Kafka pipeline: schema registry', () => {
+  const topics = uniqueTopics('registry');
+  let kafka: Kafka;
+  let admin: Admin;
+  let service: InProcessService;
+  let received: Received[];
+  let avroId: number;
+  let jsonId: number;
+  const expected = FACTS.length * 3 + 2;
+
+  beforeAll(async () => {
+    kafka = testKafka();
+    admin = kafka.admin();
+    await admin.connect();
+    const registryUrl = testRegistryUrl();
+    service = await startInProcessService(kafkaConfig(topics, { schemaRegistryUrl: registryUrl }), { changelogTopic: topics.changelog });
+    for (const rule of [
+      { name: 'big', domain: 'payments', condition_dsl: { type: 'condition', field: 'amount', op: '>', value: 1_000 }, action: 'review' },
+      { name: 'gold', domain: 'payments', condition_dsl: { type: 'condition', field: 'tier', op: '==', value: 'gold' }, action: 'vip' },
+      {
+        name: 'eu',
+        domain: 'shipping',
+        condition_dsl: { type: 'condition', field: 'country', op: 'in', value: ['FR', 'DE'] },
+        action: 'eu',
+      },
+    ]) {
+      const created = await service.app.inject({
+        method: 'POST',
+        url: '/api/v1/rules',
+        headers: { 'content-type': 'application/json' },
+        payload: rule,
+      });
+      expect(created.statusCode).toBe(201);
+    }
+
+    const registry = new SchemaRegistry({ host: registryUrl });
+    avroId = (await registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(avroSchema) }, { subject: `${topics.facts}-value` }))
+      .id;
+    jsonId = (
+      await registry.register({ type: SchemaType.JSON, schema: JSON.stringify(jsonSchema) }, { subject: `${topics.facts}-json-value` })
+    ).id;
+
+    const messages = [];
+    for (const [index, fact] of FACTS.entries()) {
+      messages.push({
+        key: `k-${index}`,
+        value: await registry.encode(avroId, { ...fact, session_id: null }),
+        headers: { case: `avro-${index}` },
+      });
+      messages.push({ key: `k-${index}`, value: JSON.stringify(fact), headers: { case: `json-${index}` } });
+      messages.push({ key: `k-${index}`, value: await registry.encode(jsonId, fact), headers: { case: `jsonschema-${index}` } });
+    }
+    const unknownId = Buffer.alloc(9);
+    unknownId.writeInt32BE(2_000_000_000, 1);
+    messages.push({ key: 'bad-1', value: unknownId, headers: { case: 'unknown-schema' } });
+    const truncated = (await registry.encode(avroId, { ...FACTS[0]!, session_id: null })).subarray(0, 8);
+    messages.push({ key: 'bad-2', value: truncated, headers: { case: 'truncated' } });
+    await produce(kafka, topics.facts, messages);
+    received = await collect(kafka, [topics.results, topics.dlq], (all) => all.length >= expected, {
+      groupPrefix: topics.group,
+      settleMs: 300,
+    });
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    if (admin !== undefined) {
+      await deleteTestTopics(admin, topics);
+      await admin.disconnect();
+    }
+  });
+
+  const byCase = (name: string) => received.find((message) => message.headers.case === name);
+
+  it('answers every message', () => {
+    expect(received).toHaveLength(expected);
+  });
+
+  it('evaluates an Avro-encoded fact exactly like its JSON twin and like POST /api/v1/evaluate', async () => {
+    for (const [index, fact] of FACTS.entries()) {
+      const avro = parse<ResultMessage>(byCase(`avro-${index}`)!);
+      const json = parse<ResultMessage>(byCase(`json-${index}`)!);
+      const http = await evaluateOverHttp(service.app, fact);
+      const essence = (result: { fired_rules: number[]; actions: string[]; revision: number }) => ({
+        fired_rules: result.fired_rules,
+        actions: result.actions,
+        revision: result.revision,
+      });
+      expect(essence(avro)).toEqual(essence(json));
+      expect(essence(avro)).toEqual(essence(http));
+      expect(avro.domain).toBe(fact.domain);
+    }
+    expect(parse<ResultMessage>(byCase('avro-0')!).actions).toEqual(['review', 'vip']);
+  });
+
+  it('decodes JSON Schema wire-format values too', () => {
+    for (const index of FACTS.keys()) {
+      const viaSchema = parse<ResultMessage>(byCase(`jsonschema-${index}`)!);
+      const plain = parse<ResultMessage>(byCase(`json-${index}`)!);
+      expect(viaSchema.fired_rules).toEqual(plain.fired_rules);
+    }
+  });
+
+  it('dead-letters a value naming a schema id the registry does not know', () => {
+    const dead = byCase('unknown-schema')!;
+    expect(dead.topic).toBe(topics.dlq);
+    expect(dead.headers.error_code).toBe('VALIDATION_ERROR');
+    expect(dead.headers.error_detail).toBe('schema id 2000000000 is not in the schema registry');
+  });
+
+  it('dead-letters a payload that does not decode with its schema, keeping its bytes', () => {
+    const dead = byCase('truncated')!;
+    expect(dead.topic).toBe(topics.dlq);
+    expect(dead.headers.error_code).toBe('VALIDATION_ERROR');
+    expect(dead.headers.error_detail).toMatch(new RegExp(`^value does not decode with schema id ${avroId}: `));
+    expect(dead.value).toHaveLength(8);
+    expect(dead.value![0]).toBe(0);
+  });
+});

@@ -1,0 +1,224 @@
+// Kafka test kit: endpoints of the shared test stack, per-test topic and group names, producing, collecting, and an
+// in-process service (store, catalog, evaluator, HTTP app, pipeline) built the way main.ts builds it.
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { type Admin, type IHeaders, Kafka, logLevel, type Message, Partitioners } from 'kafkajs';
+import { type KafkaConfig, loadConfig } from '../../../src/config.ts';
+import { Evaluator } from '../../../src/evaluation/evaluator.ts';
+import { RuleCatalog } from '../../../src/evaluation/rule-catalog.ts';
+import { buildApp } from '../../../src/http/app.ts';
+import { type KafkaPipeline, startKafkaPipeline } from '../../../src/kafka/index.ts';
+import { createLogger } from '../../../src/logger.ts';
+import type { SqlStore } from '../../../src/store/index.ts';
+import { openTestStore, type StoreKind } from '../../helpers/databases.ts';
+import { stackEndpoints } from '../../helpers/stack.ts';
+
+/** Bootstrap brokers of the test stack's broker (the stack takes KAFKA_BROKERS as given when set). */
+export function testBrokers(): string[] {
+  const brokers = stackEndpoints().kafkaBrokers;
+  if (brokers.length === 0) throw new Error('the local stack has no Kafka');
+  return [...brokers];
+}
+
+/** The test stack's Confluent-compatible schema registry URL. */
+export function testRegistryUrl(): string {
+  const url = stackEndpoints().schemaRegistryUrl;
+  if (url === undefined) throw new Error('the local stack has no schema registry');
+  return url;
+}
+
+export function testKafka(clientId = 'kafka-tests'): Kafka {
+  return new Kafka({ clientId, brokers: testBrokers(), logLevel: logLevel.NOTHING });
+}
+
+export interface TestTopics {
+  facts: string;
+  results: string;
+  dlq: string;
+  changelog: string;
+  group: string;
+}
+
+/** Fresh topic and group names, so tests never see each other's messages. */
+export function uniqueTopics(label: string): TestTopics {
+  const id = `${label}-${randomUUID().slice(0, 8)}`;
+  return { facts: `facts-${id}`, results: `results-${id}`, dlq: `dlq-${id}`, changelog: `changelog-${id}`, group: `group-${id}` };
+}
+
+export function kafkaConfig(topics: TestTopics, overrides: Partial<KafkaConfig> = {}): KafkaConfig {
+  return {
+    brokers: testBrokers(),
+    factsTopic: topics.facts,
+    resultsTopic: topics.results,
+    dlqTopic: topics.dlq,
+    groupId: topics.group,
+    exactlyOnce: false,
+    streaming: false,
+    partitions: 3,
+    schemaRegistryUrl: undefined,
+    ...overrides,
+  };
+}
+
+/** The environment that points `node src/main.ts` at these topics. */
+export function kafkaEnv(topics: TestTopics, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    KAFKA_BROKERS: testBrokers().join(','),
+    KAFKA_FACTS_TOPIC: topics.facts,
+    KAFKA_RESULTS_TOPIC: topics.results,
+    KAFKA_DLQ_TOPIC: topics.dlq,
+    KAFKA_GROUP_ID: topics.group,
+    KAFKA_PARTITIONS: '3',
+    ...extra,
+  };
+}
+
+/** Deletes the topics and every group whose name starts with the test's group (including changelog groups). */
+export async function deleteTestTopics(admin: Admin, topics: TestTopics): Promise<void> {
+  const existing = new Set(await admin.listTopics());
+  const names = [topics.facts, topics.results, topics.dlq, topics.changelog].filter((topic) => existing.has(topic));
+  if (names.length > 0) await admin.deleteTopics({ topics: names, timeout: 10_000 }).catch(() => undefined);
+  const { groups } = await admin.listGroups();
+  const ours = groups
+    .map((group) => group.groupId)
+    .filter((groupId) => groupId.startsWith(topics.group) || groupId.startsWith(`read-${topics.group}`));
+  if (ours.length > 0) await admin.deleteGroups(ours).catch(() => undefined);
+}
+
+export async function produce(kafka: Kafka, topic: string, messages: Message[]): Promise<void> {
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+  await producer.connect();
+  try {
+    for (let start = 0; start < messages.length; start += 1_000) {
+      await producer.send({ topic, acks: -1, messages: messages.slice(start, start + 1_000) });
+    }
+  } finally {
+    await producer.disconnect();
+  }
+}
+
+export interface Received {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: Record<string, string>;
+}
+
+export function headersAsText(headers: IHeaders | undefined): Record<string, string> {
+  const text: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const first = Array.isArray(value) ? value[0] : value;
+    if (first !== undefined) text[name] = first.toString();
+  }
+  return text;
+}
+
+/**
+ * Reads the topics from the beginning (read_committed) until `done` says enough or the guard time runs out, then
+ * returns everything read. The guard only stops a broken test from hanging; tests assert on what was read.
+ */
+export async function collect(
+  kafka: Kafka,
+  topics: readonly string[],
+  done: (received: readonly Received[]) => boolean,
+  options: { groupPrefix: string; guardMs?: number; settleMs?: number },
+): Promise<Received[]> {
+  const received: Received[] = [];
+  const consumer = kafka.consumer({ groupId: `read-${options.groupPrefix}-${randomUUID().slice(0, 8)}`, maxWaitTimeInMs: 200 });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topics: [...topics], fromBeginning: true });
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    await consumer.run({
+      eachMessage: async ({ topic, partition, message }) => {
+        received.push({
+          topic,
+          partition,
+          offset: message.offset,
+          key: message.key,
+          value: message.value,
+          headers: headersAsText(message.headers),
+        });
+        if (done(received)) finish();
+      },
+    });
+    const guard = setTimeout(finish, options.guardMs ?? 60_000);
+    await finished;
+    clearTimeout(guard);
+    // Anything still arriving (a duplicate, say) is read too before the test looks.
+    if (options.settleMs !== undefined) await new Promise((resolve) => setTimeout(resolve, options.settleMs));
+  } finally {
+    await consumer.disconnect();
+  }
+  return received;
+}
+
+export const parse = <T = Record<string, unknown>>(message: { value: Buffer | null }): T => JSON.parse(String(message.value)) as T;
+
+export interface InProcessService {
+  store: SqlStore;
+  catalog: RuleCatalog;
+  app: FastifyInstance;
+  pipeline: KafkaPipeline;
+  stop(): Promise<void>;
+}
+
+/** The service as main.ts wires it, in this process: one evaluator shared by HTTP and Kafka. */
+export async function startInProcessService(
+  config: KafkaConfig,
+  options: { storeKind?: StoreKind; changelogTopic?: string; beforeStart?: (store: SqlStore) => Promise<void> } = {},
+): Promise<InProcessService> {
+  const { store, cleanup } = await openTestStore(options.storeKind ?? 'pglite');
+  await options.beforeStart?.(store);
+  const logger = createLogger('silent');
+  const catalog = await RuleCatalog.open({ rules: store.rules });
+  const evaluator = new Evaluator({ catalog, executions: store.executions });
+  const app = await buildApp({ config: loadConfig({}).http, version: '0.0.0-test', store, catalog, logger, evaluator });
+  await app.ready();
+  const pipeline = await startKafkaPipeline({
+    config,
+    evaluator,
+    rules: catalog,
+    logger,
+    ...(options.changelogTopic === undefined ? {} : { changelogTopic: options.changelogTopic }),
+  });
+  return {
+    store,
+    catalog,
+    app,
+    pipeline,
+    async stop() {
+      await pipeline.stop();
+      await app.close();
+      await cleanup();
+    },
+  };
+}
+
+/** A TCP port nothing listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Polls until the check passes or the guard time runs out; returns whether it passed. */
+export async function eventually(check: () => Promise<boolean> | boolean, guardMs = 30_000, intervalMs = 50): Promise<boolean> {
+  const deadline = Date.now() + guardMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+  return false;
+}

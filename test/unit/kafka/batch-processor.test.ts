@@ -1,0 +1,150 @@
+import { describe, expect, it } from 'vitest';
+import type { FactMessage } from '../../../src/contracts/kafka-messages.ts';
+import { AppError } from '../../../src/errors.ts';
+import { BatchProcessor } from '../../../src/kafka/batch-processor.ts';
+import type { InputMessage, KafkaEvaluation } from '../../../src/kafka/result-message.ts';
+
+let nextId = 0;
+function evaluation(fact: FactMessage): KafkaEvaluation {
+  nextId += 1;
+  const amount = Number(fact.facts.amount ?? 0);
+  return {
+    execution_id: `e-${nextId}`,
+    fired_rules: amount > 100 ? [1] : [],
+    actions: amount > 100 ? ['review'] : [],
+    latency_ms: 0.01,
+    domain: fact.domain ?? null,
+    revision: 4,
+  };
+}
+
+const message = (offset: number, value: unknown, key = `k-${offset}`): InputMessage => ({
+  key: Buffer.from(key),
+  value: typeof value === 'string' ? Buffer.from(value) : Buffer.from(JSON.stringify(value)),
+  offset: String(offset),
+  headers: { 'correlation-id': `c-${offset}` },
+});
+
+const resultOf = (record: { value: unknown }) => JSON.parse(String(record.value)) as Record<string, unknown>;
+const header = (record: { headers?: Record<string, unknown> }, name: string) => String(record.headers?.[name]);
+
+describe('BatchProcessor', () => {
+  it('answers every good message with a result, in input order', async () => {
+    const processor = new BatchProcessor({ decoder: undefined, evaluate: evaluation, maxUnexpectedAttempts: 3 });
+    const run = await processor.process('facts', 0, [
+      message(10, { facts: { amount: 500 } }),
+      message(11, { facts: { amount: 5 }, domain: 'x' }),
+    ]);
+    expect(run.deadLetters).toEqual([]);
+    expect(run.retry).toBeUndefined();
+    expect(run.lastHandledOffset).toBe('11');
+    expect(run.results.map(resultOf)).toMatchObject([
+      { fired_rules: [1], actions: ['review'], domain: null, revision: 4, source: { topic: 'facts', partition: 0, offset: '10' } },
+      { fired_rules: [], actions: [], domain: 'x', source: { offset: '11' } },
+    ]);
+    expect(run.results.map((record) => String(record.key))).toEqual(['k-10', 'k-11']);
+  });
+
+  it('dead-letters every poison message with its reason and goes on with the rest', async () => {
+    const processor = new BatchProcessor({ decoder: undefined, evaluate: evaluation, maxUnexpectedAttempts: 3 });
+    const run = await processor.process('facts', 2, [
+      message(0, '{not json'),
+      message(1, { facts: { amount: 1 } }),
+      message(2, { domain: 'x' }),
+      message(3, { facts: [1] }),
+      message(4, { facts: {}, domain: 12 }),
+      message(5, { facts: { amount: 101 } }),
+    ]);
+    expect(run.results.map((record) => resultOf(record).source)).toEqual([
+      { topic: 'facts', partition: 2, offset: '1' },
+      { topic: 'facts', partition: 2, offset: '5' },
+    ]);
+    expect(run.deadLetters.map((record) => header(record, 'source_offset'))).toEqual(['0', '2', '3', '4']);
+    expect(run.deadLetters.every((record) => header(record, 'error_code') === 'VALIDATION_ERROR')).toBe(true);
+    expect(header(run.deadLetters[0]!, 'error_detail')).toMatch(/^value is not valid JSON/);
+    expect(String(run.deadLetters[0]!.value)).toBe('{not json');
+    expect(run.lastHandledOffset).toBe('5');
+  });
+
+  it('dead-letters an input error raised by the use case with its code', async () => {
+    const processor = new BatchProcessor({
+      decoder: undefined,
+      evaluate: () => {
+        throw new AppError('VALIDATION_ERROR', 'facts nest deeper than 64 levels');
+      },
+      maxUnexpectedAttempts: 3,
+    });
+    const run = await processor.process('facts', 0, [message(0, { facts: {} })]);
+    expect(header(run.deadLetters[0]!, 'error_detail')).toBe('facts nest deeper than 64 levels');
+  });
+
+  it('stops at the first transient failure and leaves it and everything after it for redelivery', async () => {
+    let calls = 0;
+    const processor = new BatchProcessor({
+      decoder: undefined,
+      evaluate: async (fact) => {
+        calls += 1;
+        if (fact.facts.amount === 2) throw new AppError('UNAVAILABLE', 'the database is unavailable');
+        return evaluation(fact);
+      },
+      maxUnexpectedAttempts: 3,
+    });
+    const run = await processor.process('facts', 0, [
+      message(7, { facts: { amount: 1 } }),
+      message(8, '{bad'),
+      message(9, { facts: { amount: 2 } }),
+      message(10, { facts: { amount: 3 } }),
+    ]);
+    expect(run.results).toHaveLength(1);
+    expect(run.deadLetters).toHaveLength(1);
+    expect(run.lastHandledOffset).toBe('8');
+    expect(run.retry).toEqual({ offset: '9', attempt: 1, reason: 'the database is unavailable' });
+    expect(calls).toBe(3);
+  });
+
+  it('reports nothing handled when the first message must be retried', async () => {
+    const processor = new BatchProcessor({
+      decoder: { decode: () => Promise.reject(new AppError('UNAVAILABLE', 'registry down')) },
+      evaluate: evaluation,
+      maxUnexpectedAttempts: 3,
+    });
+    const run = await processor.process('facts', 0, [message(3, Buffer.from([0, 0, 0, 0, 1, 2]).toString('latin1'))]);
+    expect(run.lastHandledOffset).toBeUndefined();
+    expect(run.retry?.offset).toBe('3');
+  });
+
+  it('counts attempts at an unexpected failure across redeliveries and dead-letters it as INTERNAL_ERROR at the limit', async () => {
+    const processor = new BatchProcessor({
+      decoder: undefined,
+      evaluate: () => {
+        throw new RangeError('engine bug');
+      },
+      maxUnexpectedAttempts: 2,
+    });
+    const input = [message(4, { facts: {} })];
+    const first = await processor.process('facts', 0, input);
+    expect(first.retry).toMatchObject({ offset: '4', attempt: 1 });
+    const second = await processor.process('facts', 0, input);
+    expect(second.retry).toBeUndefined();
+    expect(header(second.deadLetters[0]!, 'error_code')).toBe('INTERNAL_ERROR');
+    expect(header(second.deadLetters[0]!, 'error_detail')).toBe('evaluation failed 2 times: engine bug');
+    // The count is forgotten once the message is answered: the same offset on a new partition owner starts over.
+    const third = await processor.process('facts', 0, input);
+    expect(third.retry).toMatchObject({ attempt: 1 });
+  });
+
+  it('forgets attempts of partitions it no longer owns', async () => {
+    const processor = new BatchProcessor({
+      decoder: undefined,
+      evaluate: () => {
+        throw new RangeError('engine bug');
+      },
+      maxUnexpectedAttempts: 5,
+    });
+    await processor.process('facts', 1, [message(0, { facts: {} })]);
+    await processor.process('facts', 2, [message(0, { facts: {} })]);
+    processor.forgetPartitionsExcept('facts', new Set([2]));
+    expect((await processor.process('facts', 1, [message(0, { facts: {} })])).retry?.attempt).toBe(1);
+    expect((await processor.process('facts', 2, [message(0, { facts: {} })])).retry?.attempt).toBe(2);
+  });
+});
