@@ -1,0 +1,135 @@
+--[[
+  Shared functions, prepended to add-fact.lua and retract-fact.lua when they are loaded (not a script of its own).
+
+  Key layout they rely on (see src/sessions/keys.ts):
+    KEYS[1] meta hash, KEYS[2] facts hash, KEYS[3] contributions hash, KEYS[4] totals hash, KEYS[5] accumulator id set,
+    then for the i-th spec: KEYS[4 + 2i] window zset (fact id by event time), KEYS[5 + 2i] value zset (fact id by value).
+  Specs arrive as JSON [[id, fn, windowMs or 0], ...]. Numbers travel as strings so no precision is lost in Lua.
+]]
+
+local function load_specs(specs_json)
+  local raw = cjson.decode(specs_json)
+  local list, by_id = {}, {}
+  for i, s in ipairs(raw) do
+    local spec = { id = s[1], fn = s[2], window = tonumber(s[3]), time_key = KEYS[4 + 2 * i], value_key = KEYS[5 + 2 * i] }
+    list[i] = spec
+    by_id[spec.id] = spec
+  end
+  return list, by_id
+end
+
+local function is_ordered(spec)
+  return spec.fn == 'min' or spec.fn == 'max'
+end
+
+local function negate(number_text)
+  if string.sub(number_text, 1, 1) == '-' then return string.sub(number_text, 2) end
+  return '-' .. number_text
+end
+
+local function number_text(n)
+  return string.format('%.17g', n)
+end
+
+-- Dropping the last contribution clears the sum too, so float residue never survives an empty accumulator.
+local function subtract_total(spec, value)
+  local n = redis.call('HINCRBY', KEYS[4], spec.id .. ':n', -1)
+  if n <= 0 then
+    redis.call('HDEL', KEYS[4], spec.id .. ':n', spec.id .. ':s')
+  else
+    redis.call('HINCRBYFLOAT', KEYS[4], spec.id .. ':s', negate(value))
+  end
+end
+
+local function add_contribution(spec, fact_id, event_time, value, now)
+  if spec.window > 0 then
+    -- A fact already outside its window never counts.
+    if tonumber(event_time) < now - spec.window then return end
+    redis.call('ZADD', spec.time_key, event_time, fact_id)
+  end
+  if is_ordered(spec) then
+    redis.call('ZADD', spec.value_key, value, fact_id)
+  else
+    redis.call('HINCRBY', KEYS[4], spec.id .. ':n', 1)
+    redis.call('HINCRBYFLOAT', KEYS[4], spec.id .. ':s', value)
+  end
+  redis.call('SADD', KEYS[5], spec.id)
+end
+
+local function remove_contribution(spec, fact_id, value)
+  -- Absent from the window set: evicted earlier (or never in the window), so nothing to take back.
+  if spec.window > 0 and redis.call('ZREM', spec.time_key, fact_id) == 0 then return end
+  if is_ordered(spec) then
+    redis.call('ZREM', spec.value_key, fact_id)
+  else
+    subtract_total(spec, value)
+  end
+end
+
+local function contribution_value(fact_id, accumulator_id)
+  local record = redis.call('HGET', KEYS[3], fact_id)
+  if not record then return nil end
+  for _, c in ipairs(cjson.decode(record).c) do
+    if c[1] == accumulator_id then return c[2] end
+  end
+  return nil
+end
+
+-- Window eviction by event time: everything strictly older than now - window leaves the running state.
+local function evict(spec, now)
+  if spec.window <= 0 then return end
+  local cutoff = '(' .. number_text(now - spec.window)
+  local expired = redis.call('ZRANGEBYSCORE', spec.time_key, '-inf', cutoff)
+  for _, fact_id in ipairs(expired) do
+    if is_ordered(spec) then
+      redis.call('ZREM', spec.value_key, fact_id)
+    else
+      local value = contribution_value(fact_id, spec.id)
+      if value then subtract_total(spec, value) end
+    end
+  end
+  if #expired > 0 then redis.call('ZREMRANGEBYSCORE', spec.time_key, '-inf', cutoff) end
+end
+
+local function remove_fact_contributions(fact_id, by_id)
+  local record = redis.call('HGET', KEYS[3], fact_id)
+  if not record then return end
+  for _, c in ipairs(cjson.decode(record).c) do
+    local spec = by_id[c[1]]
+    if spec then remove_contribution(spec, fact_id, c[2]) end
+  end
+  redis.call('HDEL', KEYS[3], fact_id)
+end
+
+-- Per spec three entries: contribution count, sum, and the min or max value ('' when none).
+local function read_aggregates(specs, out)
+  for _, spec in ipairs(specs) do
+    if is_ordered(spec) then
+      local range
+      if spec.fn == 'min' then
+        range = redis.call('ZRANGE', spec.value_key, 0, 0, 'WITHSCORES')
+      else
+        range = redis.call('ZRANGE', spec.value_key, -1, -1, 'WITHSCORES')
+      end
+      out[#out + 1] = tostring(redis.call('ZCARD', spec.value_key))
+      out[#out + 1] = '0'
+      out[#out + 1] = range[2] or ''
+    else
+      out[#out + 1] = redis.call('HGET', KEYS[4], spec.id .. ':n') or '0'
+      out[#out + 1] = redis.call('HGET', KEYS[4], spec.id .. ':s') or '0'
+      out[#out + 1] = ''
+    end
+  end
+  return out
+end
+
+-- A write keeps the whole session alive for another TTL.
+local function touch(specs, now)
+  local ttl_ms = tonumber(redis.call('HGET', KEYS[1], 'ttl_ms'))
+  redis.call('HSET', KEYS[1], 'expires_at', number_text(now + ttl_ms))
+  for i = 1, 5 do redis.call('PEXPIRE', KEYS[i], ttl_ms) end
+  for _, spec in ipairs(specs) do
+    redis.call('PEXPIRE', spec.time_key, ttl_ms)
+    redis.call('PEXPIRE', spec.value_key, ttl_ms)
+  end
+end

@@ -1,0 +1,37 @@
+--[[
+  add-fact: adds or replaces one fact in a session's working memory and updates every accumulator, atomically.
+  Prepended with accumulators.lua at load time.
+
+  KEYS: [1] meta, [2] facts, [3] contributions, [4] totals, [5] accumulator ids,
+        then per spec i: [4 + 2i] window zset, [5 + 2i] value zset.
+  ARGV: [1] fact id, [2] fact JSON, [3] contribution record JSON {"t": "<event ms>", "c": [["<acc id>", "<value>"], ...]},
+        [4] specs JSON [[id, fn, windowMs or 0], ...], [5] now (epoch ms), [6] max facts.
+  Output: {'NOT_FOUND'} | {'FULL', fact_count}
+        | {'OK', fact_count, version, replaced (0|1), old fact JSON or '', then per spec: count, sum, min/max or ''}.
+]]
+
+if redis.call('EXISTS', KEYS[1]) == 0 then return { 'NOT_FOUND' } end
+
+local fact_id = ARGV[1]
+local now = tonumber(ARGV[5])
+local old_fact = redis.call('HGET', KEYS[2], fact_id)
+local fact_count = redis.call('HLEN', KEYS[2])
+if not old_fact and fact_count >= tonumber(ARGV[6]) then return { 'FULL', fact_count } end
+
+local specs, by_id = load_specs(ARGV[4])
+for _, spec in ipairs(specs) do evict(spec, now) end
+if old_fact then remove_fact_contributions(fact_id, by_id) end
+
+redis.call('HSET', KEYS[2], fact_id, ARGV[2])
+redis.call('HSET', KEYS[3], fact_id, ARGV[3])
+local record = cjson.decode(ARGV[3])
+for _, c in ipairs(record.c) do
+  local spec = by_id[c[1]]
+  if spec then add_contribution(spec, fact_id, record.t, c[2], now) end
+end
+
+local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
+touch(specs, now)
+local replaced = 0
+if old_fact then replaced = 1 end
+return read_aggregates(specs, { 'OK', redis.call('HLEN', KEYS[2]), version, replaced, old_fact or '' })

@@ -1,0 +1,28 @@
+--[[
+  retract-fact: removes one fact and its contributions from a session's working memory, atomically.
+  Prepended with accumulators.lua at load time.
+
+  KEYS: [1] meta, [2] facts, [3] contributions, [4] totals, [5] accumulator ids,
+        then per spec i: [4 + 2i] window zset, [5 + 2i] value zset.
+  ARGV: [1] fact id, [2] specs JSON [[id, fn, windowMs or 0], ...], [3] now (epoch ms).
+  Output: {'NOT_FOUND'} | {'OK', fact_count, version, removed (0|1), then per spec: count, sum, min/max or ''}.
+  Retracting an absent fact changes nothing (no version bump, no TTL refresh) but still evicts and reports.
+]]
+
+if redis.call('EXISTS', KEYS[1]) == 0 then return { 'NOT_FOUND' } end
+
+local fact_id = ARGV[1]
+local now = tonumber(ARGV[3])
+local specs, by_id = load_specs(ARGV[2])
+for _, spec in ipairs(specs) do evict(spec, now) end
+
+local removed = redis.call('HDEL', KEYS[2], fact_id)
+local version
+if removed == 1 then
+  remove_fact_contributions(fact_id, by_id)
+  version = redis.call('HINCRBY', KEYS[1], 'version', 1)
+  touch(specs, now)
+else
+  version = tonumber(redis.call('HGET', KEYS[1], 'version'))
+end
+return read_aggregates(specs, { 'OK', redis.call('HLEN', KEYS[2]), version, removed })

@@ -1,0 +1,270 @@
+// In-process working memory with the Redis store's semantics, for a single instance without REDIS_URL.
+import { AppError } from '../errors.ts';
+import { aggregateValue } from './aggregate-value.ts';
+import {
+  checkContributions,
+  checkId,
+  checkMaxFacts,
+  checkSpecs,
+  checkTime,
+  checkTtl,
+  sessionExists,
+  sessionFull,
+} from './session-limits.ts';
+import type {
+  AccumulatorSpec,
+  AddFactInput,
+  AddFactResult,
+  Aggregates,
+  CreateSessionInput,
+  RetractFactInput,
+  RetractFactResult,
+  SessionInfo,
+  SessionSnapshot,
+  SessionStore,
+  SetFiredResult,
+} from './session-store.ts';
+
+export interface MemorySessionStoreOptions {
+  /** Wall clock for TTL expiry (epoch ms); default Date.now. Event-time windows use each call's `now`. */
+  readonly clock?: () => number;
+}
+
+interface FactRecord {
+  readonly fact: unknown;
+  readonly eventTimeMs: number;
+  readonly contributions: ReadonlyMap<string, number>;
+}
+
+interface AccumulatorState {
+  count: number;
+  sum: number;
+  /** Fact ids currently counted, with their value: the window set and the ordered set in one. */
+  readonly members: Map<string, { eventTimeMs: number; value: number }>;
+}
+
+interface MemorySession {
+  readonly id: string;
+  readonly rulesetId: string;
+  readonly createdAt: number;
+  readonly ttlMs: number;
+  expiresAt: number;
+  /** Wall-clock deadline; the session is gone once the clock passes it. */
+  deadline: number;
+  version: number;
+  fired: number[];
+  firedVersion: number;
+  readonly facts: Map<string, FactRecord>;
+  readonly accumulators: Map<string, AccumulatorState>;
+}
+
+export class MemorySessionStore implements SessionStore {
+  readonly #sessions = new Map<string, MemorySession>();
+  readonly #clock: () => number;
+
+  constructor(options: MemorySessionStoreOptions = {}) {
+    this.#clock = options.clock ?? Date.now;
+  }
+
+  async create(input: CreateSessionInput): Promise<SessionInfo> {
+    checkId('session id', input.id);
+    checkId('ruleset id', input.rulesetId);
+    checkTtl(input.ttlSeconds);
+    checkTime('now', input.now);
+    if (this.#live(input.id)) throw sessionExists(input.id);
+    const ttlMs = input.ttlSeconds * 1000;
+    const session: MemorySession = {
+      id: input.id,
+      rulesetId: input.rulesetId,
+      createdAt: input.now,
+      ttlMs,
+      expiresAt: input.now + ttlMs,
+      deadline: this.#clock() + ttlMs,
+      version: 0,
+      fired: [],
+      firedVersion: 0,
+      facts: new Map(),
+      accumulators: new Map(),
+    };
+    this.#sessions.set(input.id, session);
+    return info(session);
+  }
+
+  async get(id: string): Promise<SessionSnapshot | undefined> {
+    checkId('session id', id);
+    const session = this.#live(id);
+    if (!session) return undefined;
+    const facts: Record<string, unknown> = {};
+    for (const [factId, record] of session.facts) facts[factId] = structuredClone(record.fact);
+    return { ...info(session), facts, firedRules: [...session.fired], version: session.version };
+  }
+
+  async delete(id: string): Promise<boolean> {
+    checkId('session id', id);
+    const existed = this.#live(id) !== undefined;
+    this.#sessions.delete(id);
+    return existed;
+  }
+
+  async addFact(id: string, input: AddFactInput): Promise<AddFactResult | undefined> {
+    checkId('session id', id);
+    checkId('fact id', input.factId);
+    checkTime('eventTimeMs', input.eventTimeMs);
+    checkTime('now', input.now);
+    checkMaxFacts(input.maxFacts);
+    const byId = checkSpecs(input.specs);
+    checkContributions(input.contributions, byId);
+    const factJson = JSON.stringify(input.fact);
+    if (factJson === undefined) throw new AppError('VALIDATION_ERROR', 'The fact must be a JSON value.');
+    const session = this.#live(id);
+    if (!session) return undefined;
+    const old = session.facts.get(input.factId);
+    if (!old && session.facts.size >= input.maxFacts) throw sessionFull(id, input.maxFacts);
+
+    for (const spec of input.specs) evict(session, spec, input.now);
+    if (old) removeContributions(session, input.factId, old, byId);
+    const contributions = new Map(input.contributions.map((c) => [c.accumulatorId, c.value]));
+    // A JSON round trip stores a copy, as Redis does, so later mutation by the caller changes nothing.
+    session.facts.set(input.factId, { fact: JSON.parse(factJson), eventTimeMs: input.eventTimeMs, contributions });
+    for (const [accumulatorId, value] of contributions) {
+      const spec = byId.get(accumulatorId);
+      if (!spec) continue;
+      if (spec.windowMs !== undefined && input.eventTimeMs < input.now - spec.windowMs) continue;
+      const state = stateOf(session, accumulatorId);
+      state.members.set(input.factId, { eventTimeMs: input.eventTimeMs, value });
+      state.count += 1;
+      state.sum += value;
+    }
+    session.version += 1;
+    this.#touch(session, input.now);
+    return {
+      aggregates: aggregates(session, input.specs),
+      factCount: session.facts.size,
+      replaced: old !== undefined,
+      oldFact: old?.fact,
+      version: session.version,
+    };
+  }
+
+  async retractFact(id: string, factId: string, input: RetractFactInput): Promise<RetractFactResult | undefined> {
+    checkId('session id', id);
+    checkId('fact id', factId);
+    checkTime('now', input.now);
+    const byId = checkSpecs(input.specs);
+    const session = this.#live(id);
+    if (!session) return undefined;
+    for (const spec of input.specs) evict(session, spec, input.now);
+    const old = session.facts.get(factId);
+    if (old) {
+      removeContributions(session, factId, old, byId);
+      session.facts.delete(factId);
+      session.version += 1;
+      this.#touch(session, input.now);
+    }
+    return {
+      aggregates: aggregates(session, input.specs),
+      factCount: session.facts.size,
+      removed: old !== undefined,
+      version: session.version,
+    };
+  }
+
+  async setFired(id: string, fired: readonly number[], version: number): Promise<SetFiredResult | undefined> {
+    checkId('session id', id);
+    if (!Number.isInteger(version) || version < 0) throw new AppError('VALIDATION_ERROR', 'version must be a non-negative integer.');
+    const session = this.#live(id);
+    if (!session) return undefined;
+    const previous = [...session.fired];
+    if (version <= session.firedVersion) return { previous, applied: false };
+    session.fired = [...fired];
+    session.firedVersion = version;
+    return { previous, applied: true };
+  }
+
+  async ping(): Promise<boolean> {
+    return true;
+  }
+
+  async close(): Promise<void> {
+    this.#sessions.clear();
+  }
+
+  #live(id: string): MemorySession | undefined {
+    const session = this.#sessions.get(id);
+    if (session && this.#clock() >= session.deadline) {
+      this.#sessions.delete(id);
+      return undefined;
+    }
+    return session;
+  }
+
+  #touch(session: MemorySession, now: number): void {
+    session.expiresAt = now + session.ttlMs;
+    session.deadline = this.#clock() + session.ttlMs;
+  }
+}
+
+function info(session: MemorySession): SessionInfo {
+  return {
+    id: session.id,
+    rulesetId: session.rulesetId,
+    createdAt: session.createdAt,
+    expiresAt: session.expiresAt,
+    factCount: session.facts.size,
+  };
+}
+
+function stateOf(session: MemorySession, accumulatorId: string): AccumulatorState {
+  let state = session.accumulators.get(accumulatorId);
+  if (!state) {
+    state = { count: 0, sum: 0, members: new Map() };
+    session.accumulators.set(accumulatorId, state);
+  }
+  return state;
+}
+
+function removeMember(state: AccumulatorState, factId: string): void {
+  const member = state.members.get(factId);
+  if (!member) return;
+  state.members.delete(factId);
+  state.count -= 1;
+  // An empty accumulator starts again from exactly zero, as in Redis.
+  state.sum = state.count === 0 ? 0 : state.sum - member.value;
+}
+
+function removeContributions(
+  session: MemorySession,
+  factId: string,
+  record: FactRecord,
+  specs: ReadonlyMap<string, AccumulatorSpec>,
+): void {
+  for (const accumulatorId of record.contributions.keys()) {
+    const state = session.accumulators.get(accumulatorId);
+    if (state && specs.has(accumulatorId)) removeMember(state, factId);
+  }
+}
+
+function evict(session: MemorySession, spec: AccumulatorSpec, now: number): void {
+  if (spec.windowMs === undefined) return;
+  const state = session.accumulators.get(spec.id);
+  if (!state) return;
+  const cutoff = now - spec.windowMs;
+  for (const [factId, member] of state.members) {
+    if (member.eventTimeMs < cutoff) removeMember(state, factId);
+  }
+}
+
+function aggregates(session: MemorySession, specs: readonly AccumulatorSpec[]): Aggregates {
+  const out: Aggregates = {};
+  for (const spec of specs) {
+    const state = session.accumulators.get(spec.id);
+    let extreme: number | undefined;
+    if (state && (spec.fn === 'min' || spec.fn === 'max')) {
+      for (const { value } of state.members.values()) {
+        if (extreme === undefined || (spec.fn === 'min' ? value < extreme : value > extreme)) extreme = value;
+      }
+    }
+    out[spec.id] = aggregateValue(spec, { count: state?.count ?? 0, sum: state?.sum ?? 0, extreme });
+  }
+  return out;
+}

@@ -1,0 +1,15 @@
+// Redis failures become AppError at the store edge: connection trouble is UNAVAILABLE (retryable), the rest INTERNAL_ERROR.
+import { AppError } from '../errors.ts';
+
+// Server replies that mean "busy or failing over", not "your command is wrong".
+const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|READONLY|TRYAGAIN|CLUSTERDOWN|OOM|NOREPLICAS)\b/;
+
+export function toSessionStoreError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const name = error instanceof Error ? error.name : '';
+  const message = error instanceof Error ? error.message : String(error);
+  if (name === 'ReplyError' && !TRANSIENT_REPLY.test(message)) {
+    return new AppError('INTERNAL_ERROR', 'Session store command failed.', { cause: error });
+  }
+  return new AppError('UNAVAILABLE', 'Session store (Redis) is unavailable; try again later.', { cause: error });
+}

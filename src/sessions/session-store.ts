@@ -1,0 +1,114 @@
+// The working-memory contract shared by the Redis and in-process stores; the evaluation layer depends only on this.
+
+/** Aggregate functions an accumulator maintains; count, sum and avg incrementally, min and max from an ordered set. */
+export type AccumulatorFunction = 'count' | 'sum' | 'avg' | 'min' | 'max';
+
+/** One running aggregate over a session's working memory, e.g. the count of failed logins in the last 600 s. */
+export interface AccumulatorSpec {
+  /** Stable id (letters, digits, `.`, `_`, `:`, `-`), e.g. derived from the rule id and the node path. */
+  readonly id: string;
+  readonly fn: AccumulatorFunction;
+  /** Sliding window by event time; facts older than `now - windowMs` stop contributing. Absent: all facts. */
+  readonly windowMs?: number | undefined;
+}
+
+/** What one fact adds to one accumulator; the caller decides (the `where` predicate runs in JS). */
+export interface Contribution {
+  readonly accumulatorId: string;
+  /** 1 for count; the field's numeric value for sum, avg, min, max. */
+  readonly value: number;
+}
+
+export interface SessionInfo {
+  readonly id: string;
+  readonly rulesetId: string;
+  /** Epoch ms. */
+  readonly createdAt: number;
+  /** Epoch ms; pushed forward by every write. */
+  readonly expiresAt: number;
+  readonly factCount: number;
+}
+
+export interface SessionSnapshot extends SessionInfo {
+  readonly facts: Record<string, unknown>;
+  /** Rule ids fired after the most recent applied write. */
+  readonly firedRules: number[];
+  /** Bumped by every add or retract. */
+  readonly version: number;
+}
+
+/** Aggregate value per accumulator id; null when no fact contributes (avg, min, max of nothing). */
+export type Aggregates = Record<string, number | null>;
+
+export interface CreateSessionInput {
+  readonly id: string;
+  readonly rulesetId: string;
+  readonly ttlSeconds: number;
+  /** Epoch ms, the caller's clock. */
+  readonly now: number;
+}
+
+export interface AddFactInput {
+  readonly factId: string;
+  readonly fact: unknown;
+  /** Event time (epoch ms) from the fact's timestamp field, or arrival time. */
+  readonly eventTimeMs: number;
+  readonly contributions: readonly Contribution[];
+  /** Every accumulator of the session's ruleset; aggregates are returned for each. */
+  readonly specs: readonly AccumulatorSpec[];
+  readonly now: number;
+  readonly maxFacts: number;
+}
+
+export interface AddFactResult {
+  readonly aggregates: Aggregates;
+  readonly factCount: number;
+  /** True when the fact id was present and its fact (and contributions) were replaced. */
+  readonly replaced: boolean;
+  /** The replaced fact, when `replaced`. */
+  readonly oldFact: unknown;
+  /** Session version after this write; pass it to setFired. */
+  readonly version: number;
+}
+
+export interface RetractFactInput {
+  readonly specs: readonly AccumulatorSpec[];
+  readonly now: number;
+}
+
+export interface RetractFactResult {
+  readonly aggregates: Aggregates;
+  readonly factCount: number;
+  readonly removed: boolean;
+  readonly version: number;
+}
+
+export interface SetFiredResult {
+  /** The fired set stored before this call: the baseline for activated/deactivated. */
+  readonly previous: number[];
+  /** False when a newer version already stored its fired set (a concurrent writer won); nothing was changed. */
+  readonly applied: boolean;
+}
+
+/**
+ * Working memory of stateful sessions. Every write is one atomic step per session, so concurrent writers
+ * (HTTP and Kafka at once) never lose a fact or count one twice.
+ * Errors: VALIDATION_ERROR (bad ids, ttl, specs), CONFLICT (session exists, or full), UNAVAILABLE (Redis down).
+ */
+export interface SessionStore {
+  /** Creates a session; CONFLICT when the id is taken. */
+  create(input: CreateSessionInput): Promise<SessionInfo>;
+  /** The session with its facts and fired set; undefined when unknown or expired. */
+  get(id: string): Promise<SessionSnapshot | undefined>;
+  /** True when a session was deleted. */
+  delete(id: string): Promise<boolean>;
+  /** Adds or replaces a fact and applies its contributions; undefined when the session is unknown or expired. */
+  addFact(id: string, input: AddFactInput): Promise<AddFactResult | undefined>;
+  /** Removes a fact and its contributions; undefined when the session is unknown or expired. */
+  retractFact(id: string, factId: string, input: RetractFactInput): Promise<RetractFactResult | undefined>;
+  /** Stores the fired set computed for `version` unless a newer one is stored; undefined when the session is gone. */
+  setFired(id: string, fired: readonly number[], version: number): Promise<SetFiredResult | undefined>;
+  /** True when the backing store answers. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}

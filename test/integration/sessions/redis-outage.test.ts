@@ -1,0 +1,121 @@
+// Redis down: every operation answers UNAVAILABLE (retryable) and the store recovers by itself when Redis returns.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
+import { AppError, isRetryable } from '../../../src/errors.ts';
+import { openRedisSessionStore } from '../../../src/sessions/redis-session-store.ts';
+
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    child.on('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Ready to accept connections')) resolve();
+    });
+  });
+  child.removeAllListeners('exit');
+  return child;
+}
+
+async function stopRedis(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  child.kill('SIGKILL');
+  await once(child, 'exit');
+}
+
+async function errorOf(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+}
+
+async function eventually(check: () => Promise<boolean>): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('condition never became true');
+}
+
+describe('Redis session store when Redis is away', () => {
+  const children: ChildProcess[] = [];
+  afterAll(async () => {
+    for (const child of children) await stopRedis(child);
+  });
+
+  it('answers UNAVAILABLE when nothing listens on the port', async () => {
+    const port = await freePort();
+    const store = await openRedisSessionStore({ url: `redis://127.0.0.1:${port}`, keyPrefix: 'x:', connectTimeoutMs: 200 });
+    try {
+      const error = await errorOf(store.create({ id: 's1', rulesetId: 'rs', ttlSeconds: 60, now: T0 }));
+      expect(error).toBeInstanceOf(AppError);
+      expect((error as AppError).code).toBe('UNAVAILABLE');
+      expect(isRetryable(error)).toBe(true);
+      expect((error as AppError).toBody()).toEqual({
+        detail: 'Session store (Redis) is unavailable; try again later.',
+        error_code: 'UNAVAILABLE',
+      });
+      expect(((await errorOf(store.get('s1'))) as AppError).code).toBe('UNAVAILABLE');
+      expect(((await errorOf(store.delete('s1'))) as AppError).code).toBe('UNAVAILABLE');
+      const add = { factId: 'f', fact: {}, eventTimeMs: T0, contributions: [], specs: [], now: T0, maxFacts: 10 };
+      expect(((await errorOf(store.addFact('s1', add))) as AppError).code).toBe('UNAVAILABLE');
+      expect(((await errorOf(store.retractFact('s1', 'f', { specs: [], now: T0 }))) as AppError).code).toBe('UNAVAILABLE');
+      expect(((await errorOf(store.setFired('s1', [1], 1))) as AppError).code).toBe('UNAVAILABLE');
+      expect(await store.ping()).toBe(false);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('fails while Redis is stopped and serves again once it restarts, without a new store', async () => {
+    const port = await freePort();
+    children.push(await startRedis(port));
+    const store = await openRedisSessionStore({ url: `redis://127.0.0.1:${port}`, keyPrefix: 'x:', connectTimeoutMs: 500 });
+    try {
+      await store.create({ id: 'before', rulesetId: 'rs', ttlSeconds: 60, now: T0 });
+      expect(await store.get('before')).toMatchObject({ id: 'before', factCount: 0 });
+
+      const first = children.pop();
+      if (first) await stopRedis(first);
+      await eventually(async () => !(await store.ping()));
+      const error = await errorOf(store.get('before'));
+      expect((error as AppError).code).toBe('UNAVAILABLE');
+
+      children.push(await startRedis(port));
+      await eventually(() => store.ping());
+      // The restarted server kept nothing (--save ''): the old session is gone, new ones work.
+      expect(await store.get('before')).toBeUndefined();
+      await store.create({ id: 'after', rulesetId: 'rs', ttlSeconds: 60, now: T0 });
+      const added = await store.addFact('after', {
+        factId: 'f',
+        fact: { a: 1 },
+        eventTimeMs: T0,
+        contributions: [{ accumulatorId: 'n', value: 1 }],
+        specs: [{ id: 'n', fn: 'count' }],
+        now: T0,
+        maxFacts: 10,
+      });
+      expect(added).toMatchObject({ factCount: 1, aggregates: { n: 1 } });
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,331 @@
+// One behaviour, two stores: the Redis and in-process session stores must pass the same suite.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError } from '../../../src/errors.ts';
+import type { AccumulatorSpec, Contribution, SessionStore } from '../../../src/sessions/session-store.ts';
+
+export interface SessionStoreHarness {
+  /** Opens a store; stores opened by one harness share state (several Redis connections, or one process map). */
+  open(): Promise<SessionStore>;
+  /** Removes everything the run wrote. */
+  cleanup(): Promise<void>;
+}
+
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+const MINUTE = 60_000;
+
+const count: AccumulatorSpec = { id: 'logins.count', fn: 'count' };
+const sum: AccumulatorSpec = { id: 'spend.sum', fn: 'sum' };
+const avg: AccumulatorSpec = { id: 'spend.avg', fn: 'avg' };
+const min: AccumulatorSpec = { id: 'spend.min', fn: 'min' };
+const max: AccumulatorSpec = { id: 'spend.max', fn: 'max' };
+const failed10m: AccumulatorSpec = { id: 'failed.10m', fn: 'count', windowMs: 10 * MINUTE };
+const spend10m: AccumulatorSpec = { id: 'spend.10m', fn: 'sum', windowMs: 10 * MINUTE };
+const max10m: AccumulatorSpec = { id: 'max.10m', fn: 'max', windowMs: 10 * MINUTE };
+const SPECS = [count, sum, avg, min, max];
+
+function spend(amount: number): Contribution[] {
+  return [{ accumulatorId: count.id, value: 1 }, ...[sum, avg, min, max].map((s) => ({ accumulatorId: s.id, value: amount }))];
+}
+
+async function rejection(promise: Promise<unknown>): Promise<AppError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof AppError)) throw new Error(`expected an AppError, got ${String(error)}`);
+  return error;
+}
+
+export function sessionStoreContract(name: string, harness: SessionStoreHarness): void {
+  describe(`${name} session store contract`, () => {
+    let store: SessionStore;
+    const newId = () => `s-${randomUUID()}`;
+
+    async function created(ttlSeconds = 3600): Promise<string> {
+      const id = newId();
+      await store.create({ id, rulesetId: 'rs-1', ttlSeconds, now: T0 });
+      return id;
+    }
+
+    beforeAll(async () => {
+      store = await harness.open();
+    });
+    afterAll(async () => {
+      await harness.cleanup();
+      await store.close();
+    });
+
+    it('creates, reads and deletes a session', async () => {
+      const id = newId();
+      const info = await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 60, now: T0 });
+      expect(info).toEqual({ id, rulesetId: 'rs-1', createdAt: T0, expiresAt: T0 + 60_000, factCount: 0 });
+      expect(await store.get(id)).toEqual({ ...info, facts: {}, firedRules: [], version: 0 });
+      expect(await store.delete(id)).toBe(true);
+      expect(await store.get(id)).toBeUndefined();
+      expect(await store.delete(id)).toBe(false);
+    });
+
+    it('refuses a second session with the same id', async () => {
+      const id = await created();
+      const error = await rejection(store.create({ id, rulesetId: 'rs-2', ttlSeconds: 60, now: T0 }));
+      expect(error.code).toBe('CONFLICT');
+      expect(error.message).toContain('already exists');
+    });
+
+    it('answers undefined for an unknown session on every operation', async () => {
+      const id = newId();
+      expect(await store.get(id)).toBeUndefined();
+      const add = { factId: 'f', fact: {}, eventTimeMs: T0, contributions: [], specs: [], now: T0, maxFacts: 10 };
+      expect(await store.addFact(id, add)).toBeUndefined();
+      expect(await store.retractFact(id, 'f', { specs: [], now: T0 })).toBeUndefined();
+      expect(await store.setFired(id, [1], 1)).toBeUndefined();
+    });
+
+    it('adds facts and keeps count, sum, avg, min and max', async () => {
+      const id = await created();
+      const base = { specs: SPECS, now: T0, maxFacts: 100, eventTimeMs: T0 };
+      const first = await store.addFact(id, { ...base, factId: 'a', fact: { amount: 10 }, contributions: spend(10) });
+      expect(first).toMatchObject({ factCount: 1, replaced: false, version: 1 });
+      const third = await store.addFact(id, { ...base, factId: 'b', fact: { amount: 4 }, contributions: spend(4) });
+      expect(third?.aggregates).toEqual({ [count.id]: 2, [sum.id]: 14, [avg.id]: 7, [min.id]: 4, [max.id]: 10 });
+      const session = await store.get(id);
+      expect(session?.facts).toEqual({ a: { amount: 10 }, b: { amount: 4 } });
+      expect(session?.factCount).toBe(2);
+      expect(session?.version).toBe(2);
+    });
+
+    it('reports null avg, min and max and zero count and sum for an empty session', async () => {
+      const id = await created();
+      const result = await store.retractFact(id, 'missing', { specs: SPECS, now: T0 });
+      expect(result).toEqual({
+        removed: false,
+        factCount: 0,
+        version: 0,
+        aggregates: { [count.id]: 0, [sum.id]: 0, [avg.id]: null, [min.id]: null, [max.id]: null },
+      });
+    });
+
+    it('replaces a fact with the same id and takes its old contributions back', async () => {
+      const id = await created();
+      const base = { specs: SPECS, now: T0, maxFacts: 100, eventTimeMs: T0 };
+      await store.addFact(id, { ...base, factId: 'a', fact: { amount: 10 }, contributions: spend(10) });
+      await store.addFact(id, { ...base, factId: 'b', fact: { amount: 50 }, contributions: spend(50) });
+      const replaced = await store.addFact(id, { ...base, factId: 'b', fact: { amount: 2 }, contributions: spend(2) });
+      expect(replaced).toMatchObject({ replaced: true, oldFact: { amount: 50 }, factCount: 2, version: 3 });
+      expect(replaced?.aggregates).toEqual({ [count.id]: 2, [sum.id]: 12, [avg.id]: 6, [min.id]: 2, [max.id]: 10 });
+    });
+
+    it('replaces a contributing fact with one that contributes nothing', async () => {
+      const id = await created();
+      const base = { specs: SPECS, now: T0, maxFacts: 100, eventTimeMs: T0 };
+      await store.addFact(id, { ...base, factId: 'a', fact: { amount: 10 }, contributions: spend(10) });
+      const result = await store.addFact(id, { ...base, factId: 'a', fact: { other: true }, contributions: [] });
+      expect(result?.aggregates).toEqual({ [count.id]: 0, [sum.id]: 0, [avg.id]: null, [min.id]: null, [max.id]: null });
+      expect(result?.factCount).toBe(1);
+    });
+
+    it('retracts a fact and its contributions', async () => {
+      const id = await created();
+      const base = { specs: SPECS, now: T0, maxFacts: 100, eventTimeMs: T0 };
+      await store.addFact(id, { ...base, factId: 'a', fact: { amount: 10 }, contributions: spend(10) });
+      await store.addFact(id, { ...base, factId: 'b', fact: { amount: 30 }, contributions: spend(30) });
+      const result = await store.retractFact(id, 'b', { specs: SPECS, now: T0 });
+      expect(result).toMatchObject({ removed: true, factCount: 1, version: 3 });
+      expect(result?.aggregates).toEqual({ [count.id]: 1, [sum.id]: 10, [avg.id]: 10, [min.id]: 10, [max.id]: 10 });
+      const again = await store.retractFact(id, 'b', { specs: SPECS, now: T0 });
+      expect(again).toMatchObject({ removed: false, factCount: 1, version: 3 });
+      expect((await store.get(id))?.facts).toEqual({ a: { amount: 10 } });
+    });
+
+    it('evicts facts from a window by event time, not arrival order', async () => {
+      const id = await created();
+      const specs = [failed10m, spend10m, max10m, count];
+      const add = (factId: string, minute: number, amount: number, nowMinute: number) =>
+        store.addFact(id, {
+          factId,
+          fact: { amount },
+          eventTimeMs: T0 + minute * MINUTE,
+          contributions: [
+            { accumulatorId: failed10m.id, value: 1 },
+            { accumulatorId: spend10m.id, value: amount },
+            { accumulatorId: max10m.id, value: amount },
+            { accumulatorId: count.id, value: 1 },
+          ],
+          specs,
+          now: T0 + nowMinute * MINUTE,
+          maxFacts: 100,
+        });
+      await add('a', 0, 100, 0);
+      await add('b', 5, 7, 5);
+      expect((await add('c', 9, 3, 9))?.aggregates).toEqual({ [failed10m.id]: 3, [spend10m.id]: 110, [max10m.id]: 100, [count.id]: 3 });
+      // At minute 12, 'a' (minute 0) is older than 10 minutes and leaves every window; the unwindowed count keeps it.
+      expect((await add('d', 12, 1, 12))?.aggregates).toEqual({ [failed10m.id]: 3, [spend10m.id]: 11, [max10m.id]: 7, [count.id]: 4 });
+      // A late fact already outside the window is stored but counts only where there is no window.
+      expect((await add('late', 1, 1000, 13))?.aggregates).toEqual({ [failed10m.id]: 3, [spend10m.id]: 11, [max10m.id]: 7, [count.id]: 5 });
+      // Retracting an evicted fact takes nothing from the window a second time.
+      const retracted = await store.retractFact(id, 'a', { specs, now: T0 + 13 * MINUTE });
+      expect(retracted?.aggregates).toEqual({ [failed10m.id]: 3, [spend10m.id]: 11, [max10m.id]: 7, [count.id]: 4 });
+      // Replacing an in-window fact with an older event time moves it out of the window.
+      const moved = await store.addFact(id, {
+        factId: 'b',
+        fact: { amount: 7 },
+        eventTimeMs: T0,
+        contributions: [
+          { accumulatorId: failed10m.id, value: 1 },
+          { accumulatorId: spend10m.id, value: 7 },
+          { accumulatorId: max10m.id, value: 7 },
+          { accumulatorId: count.id, value: 1 },
+        ],
+        specs,
+        now: T0 + 13 * MINUTE,
+        maxFacts: 100,
+      });
+      expect(moved?.aggregates).toEqual({ [failed10m.id]: 2, [spend10m.id]: 4, [max10m.id]: 3, [count.id]: 4 });
+      const later = await store.retractFact(id, 'nothing', { specs, now: T0 + 30 * MINUTE });
+      expect(later?.aggregates).toEqual({ [failed10m.id]: 0, [spend10m.id]: 0, [max10m.id]: null, [count.id]: 4 });
+    });
+
+    it('keeps fractional sums exact enough and returns to zero when emptied', async () => {
+      const id = await created();
+      const specs = [sum];
+      const base = { specs, now: T0, maxFacts: 100, eventTimeMs: T0 };
+      await store.addFact(id, { ...base, factId: 'a', fact: {}, contributions: [{ accumulatorId: sum.id, value: 0.1 }] });
+      const two = await store.addFact(id, { ...base, factId: 'b', fact: {}, contributions: [{ accumulatorId: sum.id, value: 0.2 }] });
+      expect(two?.aggregates[sum.id]).toBeCloseTo(0.3, 12);
+      await store.retractFact(id, 'a', { specs, now: T0 });
+      const empty = await store.retractFact(id, 'b', { specs, now: T0 });
+      expect(empty?.aggregates[sum.id]).toBe(0);
+    });
+
+    it('stores the fired set per version and hands back the previous one', async () => {
+      const id = await created();
+      const base = { specs: [], now: T0, maxFacts: 100, eventTimeMs: T0, contributions: [] };
+      const v1 = await store.addFact(id, { ...base, factId: 'a', fact: {} });
+      expect(await store.setFired(id, [1, 2], v1?.version ?? -1)).toEqual({ previous: [], applied: true });
+      const v2 = await store.addFact(id, { ...base, factId: 'b', fact: {} });
+      const v3 = await store.addFact(id, { ...base, factId: 'c', fact: {} });
+      expect(await store.setFired(id, [2, 3], v3?.version ?? -1)).toEqual({ previous: [1, 2], applied: true });
+      // The slower writer of version 2 must not overwrite the newer fired set.
+      expect(await store.setFired(id, [9], v2?.version ?? -1)).toEqual({ previous: [2, 3], applied: false });
+      expect((await store.get(id))?.firedRules).toEqual([2, 3]);
+    });
+
+    it('refuses a new fact beyond the limit but still allows replacing one', async () => {
+      const id = await created();
+      const base = { specs: [count], now: T0, maxFacts: 2, eventTimeMs: T0 };
+      const one = [{ accumulatorId: count.id, value: 1 }];
+      await store.addFact(id, { ...base, factId: 'a', fact: 1, contributions: one });
+      await store.addFact(id, { ...base, factId: 'b', fact: 2, contributions: one });
+      const error = await rejection(store.addFact(id, { ...base, factId: 'c', fact: 3, contributions: one }));
+      expect(error.code).toBe('CONFLICT');
+      expect(error.message).toContain('maximum of 2 facts');
+      const replaced = await store.addFact(id, { ...base, factId: 'b', fact: 22, contributions: one });
+      expect(replaced).toMatchObject({ replaced: true, factCount: 2, aggregates: { [count.id]: 2 } });
+    });
+
+    it('expires a session after its TTL and refreshes the TTL on every write', async () => {
+      const expiring = await created(1);
+      const kept = await created(2);
+      await new Promise((r) => setTimeout(r, 1200));
+      const write = await store.addFact(kept, {
+        factId: 'a',
+        fact: {},
+        eventTimeMs: T0,
+        contributions: [],
+        specs: [],
+        now: T0 + 1200,
+        maxFacts: 10,
+      });
+      expect(write?.factCount).toBe(1);
+      expect((await store.get(kept))?.expiresAt).toBe(T0 + 1200 + 2000);
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(await store.get(expiring)).toBeUndefined();
+      expect(
+        await store.addFact(expiring, { factId: 'a', fact: {}, eventTimeMs: T0, contributions: [], specs: [], now: T0, maxFacts: 10 }),
+      ).toBeUndefined();
+      // 2.2 s after creation but only 1 s after its last write.
+      expect((await store.get(kept))?.facts).toEqual({ a: {} });
+    });
+
+    it('counts 200 concurrent adds from several clients exactly once each', async () => {
+      const clients = [store, await harness.open(), await harness.open(), await harness.open()];
+      try {
+        const id = await created();
+        const specs = [count, sum, max];
+        const adds = Array.from({ length: 200 }, (_, i) => {
+          const client = clients[i % clients.length] ?? store;
+          // Every tenth fact is sent twice: a replace must not count twice.
+          const factId = `f-${i % 190}`;
+          return client.addFact(id, {
+            factId,
+            fact: { i },
+            eventTimeMs: T0,
+            contributions: [
+              { accumulatorId: count.id, value: 1 },
+              { accumulatorId: sum.id, value: i % 190 },
+              { accumulatorId: max.id, value: i % 190 },
+            ],
+            specs,
+            now: T0,
+            maxFacts: 10_000,
+          });
+        });
+        const results = await Promise.all(adds);
+        expect(results.filter((r) => r?.replaced).length).toBe(10);
+        expect(new Set(results.map((r) => r?.version)).size).toBe(200);
+        const final = await store.retractFact(id, 'none', { specs, now: T0 });
+        expect(final).toMatchObject({ factCount: 190, version: 200 });
+        expect(final?.aggregates).toEqual({ [count.id]: 190, [sum.id]: (189 * 190) / 2, [max.id]: 189 });
+      } finally {
+        for (const client of clients.slice(1)) await client.close();
+      }
+    });
+
+    it('rejects bad input with VALIDATION_ERROR naming the problem', async () => {
+      const id = await created();
+      const base = { factId: 'a', fact: {}, eventTimeMs: T0, contributions: [], specs: [], now: T0, maxFacts: 10 };
+      const cases: [Promise<unknown>, string][] = [
+        [store.create({ id: 'bad{id}', rulesetId: 'rs', ttlSeconds: 60, now: T0 }), 'session id'],
+        [store.create({ id: newId(), rulesetId: 'rs', ttlSeconds: 0, now: T0 }), 'ttl_seconds'],
+        [store.create({ id: newId(), rulesetId: 'rs', ttlSeconds: 7 * 24 * 3600 + 1, now: T0 }), 'ttl_seconds'],
+        [store.create({ id: newId(), rulesetId: '', ttlSeconds: 60, now: T0 }), 'ruleset id'],
+        [store.get(''), 'session id'],
+        [store.addFact(id, { ...base, factId: 'a b' }), 'fact id'],
+        [store.addFact(id, { ...base, fact: undefined }), 'JSON value'],
+        [store.addFact(id, { ...base, eventTimeMs: Number.NaN }), 'eventTimeMs'],
+        [store.addFact(id, { ...base, maxFacts: 0 }), 'maxFacts'],
+        [store.addFact(id, { ...base, contributions: [{ accumulatorId: 'x', value: 1 }] }), 'undeclared accumulator'],
+        [store.addFact(id, { ...base, specs: [count, count] }), 'declared twice'],
+        [store.addFact(id, { ...base, specs: [{ id: 'w', fn: 'count', windowMs: -5 }] }), 'window'],
+        [
+          store.addFact(id, { ...base, specs: [sum], contributions: [{ accumulatorId: sum.id, value: Number.POSITIVE_INFINITY }] }),
+          'finite',
+        ],
+        [
+          store.addFact(id, {
+            ...base,
+            specs: [sum],
+            contributions: [
+              { accumulatorId: sum.id, value: 1 },
+              { accumulatorId: sum.id, value: 2 },
+            ],
+          }),
+          'contributes twice',
+        ],
+        [store.retractFact(id, '', { specs: [], now: T0 }), 'fact id'],
+        [store.setFired(id, [1], -1), 'version'],
+      ];
+      for (const [promise, text] of cases) {
+        const error = await rejection(promise);
+        expect(error.code).toBe('VALIDATION_ERROR');
+        expect(error.message).toContain(text);
+      }
+      expect((await store.get(id))?.factCount).toBe(0);
+    });
+
+    it('answers ping', async () => {
+      expect(await store.ping()).toBe(true);
+    });
+  });
+}

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { sessionKeys, valueKey, windowKey } from '../../../src/sessions/keys.ts';
+
+// The slot Redis Cluster hashes: the text inside the first {...}.
+function hashTag(key: string): string | undefined {
+  return /\{([^}]+)\}/.exec(key)?.[1];
+}
+
+describe('session keys', () => {
+  it('puts every key of a session under the prefix and the session id hash tag', () => {
+    const keys = [...Object.values(sessionKeys('rules:', 's-1')), windowKey('rules:', 's-1', 'a.b'), valueKey('rules:', 's-1', 'a.b')];
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const key of keys) {
+      expect(key.startsWith('rules:session:{s-1}:')).toBe(true);
+      expect(hashTag(key)).toBe('s-1');
+    }
+  });
+
+  it('names each key for its job', () => {
+    expect(sessionKeys('p:', 'x')).toEqual({
+      meta: 'p:session:{x}:meta',
+      facts: 'p:session:{x}:facts',
+      contributions: 'p:session:{x}:contrib',
+      totals: 'p:session:{x}:totals',
+      accumulators: 'p:session:{x}:accs',
+    });
+    expect(windowKey('p:', 'x', 'acc')).toBe('p:session:{x}:acc:acc:time');
+    expect(valueKey('p:', 'x', 'acc')).toBe('p:session:{x}:acc:acc:value');
+  });
+
+  it('keeps two sessions apart', () => {
+    expect(sessionKeys('', 'a').facts).not.toBe(sessionKeys('', 'b').facts);
+  });
+});

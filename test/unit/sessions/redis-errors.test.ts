@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { AppError, isRetryable } from '../../../src/errors.ts';
+import { toSessionStoreError } from '../../../src/sessions/redis-errors.ts';
+
+function replyError(message: string): Error {
+  const error = new Error(message);
+  error.name = 'ReplyError';
+  return error;
+}
+
+describe('toSessionStoreError', () => {
+  it('maps connection failures to retryable UNAVAILABLE and keeps the cause', () => {
+    const cause = new Error("Stream isn't writeable and enableOfflineQueue options is false");
+    const error = toSessionStoreError(cause);
+    expect(error.code).toBe('UNAVAILABLE');
+    expect(error.cause).toBe(cause);
+    expect(isRetryable(error)).toBe(true);
+  });
+
+  it('maps busy or failing-over server replies to UNAVAILABLE', () => {
+    for (const message of ['LOADING Redis is loading', 'BUSY script running', 'READONLY replica', 'OOM command not allowed', 'TRYAGAIN']) {
+      expect(toSessionStoreError(replyError(message)).code).toBe('UNAVAILABLE');
+    }
+  });
+
+  it('maps other server replies (a script bug) to INTERNAL_ERROR without leaking the reply', () => {
+    const error = toSessionStoreError(replyError('ERR user_script:1: attempt to index a nil value'));
+    expect(error.code).toBe('INTERNAL_ERROR');
+    expect(error.message).not.toContain('user_script');
+    expect(isRetryable(error)).toBe(false);
+  });
+
+  it('passes an AppError through unchanged', () => {
+    const original = new AppError('CONFLICT', 'full');
+    expect(toSessionStoreError(original)).toBe(original);
+  });
+
+  it('wraps a thrown non-error value', () => {
+    expect(toSessionStoreError('socket closed').code).toBe('UNAVAILABLE');
+  });
+});
