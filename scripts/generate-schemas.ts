@@ -21,8 +21,9 @@ export const SCHEMAS: readonly SchemaEntry[] = [
     source: 'src/contracts/condition-dsl.ts',
     title: 'Condition DSL node',
     description:
-      'A rule condition: a comparison, and/or/not, exists, or an any/all quantifier over an array. Semantics: docs/dsl.md. ' +
-      'The service also enforces what JSON Schema cannot say: depth <= 32, <= 1000 nodes, value shapes per operator, safe regexes.',
+      'A rule condition: a comparison, and/or/not, exists, an any/all quantifier over an array, or an accumulate aggregate ' +
+      'over a session. Semantics: docs/dsl.md. The service also enforces what JSON Schema cannot say: depth <= 32, <= 1000 nodes, ' +
+      'value shapes per operator, safe regexes, a field for sum/avg/min/max, no accumulate inside any/all or another accumulate.',
     schema: conditionNodeSchema,
   },
   {

@@ -89,6 +89,8 @@ function translateNode(node: ConditionNode, where: string): NestedCondition {
     case 'any':
     case 'all':
       throw new TranslationError(`${where}: json-rules-engine has no array quantifier, cannot translate "${node.type}" over ${node.field}`);
+    case 'accumulate':
+      throw new TranslationError(`${where}: json-rules-engine has no working memory, cannot translate "accumulate"`);
   }
 }
 

@@ -44,6 +44,16 @@ function holds(node: ConditionNode, fact: Record<string, unknown>): boolean {
         ? items.some((item) => referenceMatches(node.condition, item))
         : items.every((item) => referenceMatches(node.condition, item));
     }
+    case 'accumulate': {
+      // Outside a session the working memory is this one fact; an aggregate of nothing is 0 (count, sum) or null.
+      const counted = node.where === undefined || holds(node.where, fact);
+      const actual = node.field === undefined ? undefined : resolveField(fact, node.field);
+      let aggregate: number | null;
+      if (node.function === 'count') aggregate = counted && (node.field === undefined || (actual !== undefined && actual !== null)) ? 1 : 0;
+      else if (counted && typeof actual === 'number' && Number.isFinite(actual)) aggregate = actual;
+      else aggregate = node.function === 'sum' ? 0 : null;
+      return aggregate !== null && compare(CANONICAL_OPERATOR[node.op], aggregate, node.value);
+    }
   }
 }
 

@@ -63,12 +63,38 @@ export const DSL_LIMITS = {
 export type Scalar = string | number | boolean | null;
 export type ConditionValue = Scalar | Scalar[];
 
+/** Aggregates an `accumulate` node computes over a session's working memory (over the one fact outside a session). */
+export const ACCUMULATE_FUNCTIONS = ['count', 'sum', 'avg', 'min', 'max'] as const;
+export type AccumulateFunction = (typeof ACCUMULATE_FUNCTIONS)[number];
+
+/** Operators an aggregate (a number, or null when nothing contributes) is compared with: the numeric ones. */
+export const ACCUMULATE_OPERATORS = ['==', '!=', '>', '>=', '<', '<=', 'between', 'eq', 'ne', 'gt', 'gte', 'lt', 'lte'] as const;
+export type AccumulateOperator = (typeof ACCUMULATE_OPERATORS)[number];
+
+/** Longest accumulate window: one year. */
+export const MAX_WINDOW_SECONDS = 31_536_000;
+
 export type ConditionNode =
   | { type: 'condition'; field: string; op: Operator; value: ConditionValue }
   | { type: 'and' | 'or'; children: ConditionNode[] }
   | { type: 'not'; child: ConditionNode }
   | { type: 'exists'; field: string }
-  | { type: 'any' | 'all'; field: string; condition: ConditionNode };
+  | { type: 'any' | 'all'; field: string; condition: ConditionNode }
+  | AccumulateNode;
+
+export interface AccumulateNode {
+  type: 'accumulate';
+  function: AccumulateFunction;
+  /** Required for sum, avg, min and max; for count, only facts where it is present and not null are counted. */
+  field?: string;
+  /** Only facts satisfying it contribute; paths are relative to each fact. */
+  where?: ConditionNode;
+  /** Sliding window by event time; all facts of the session when absent. */
+  window_seconds?: number;
+  op: AccumulateOperator;
+  /** A number, or [low, high] for between. */
+  value: number | number[];
+}
 
 const fieldPath = z
   .string()
@@ -92,6 +118,34 @@ const comparison = z
   })
   .describe('One comparison of a fact field with a value.');
 
+const accumulate = z
+  .strictObject({
+    type: z.literal('accumulate'),
+    function: z.enum(ACCUMULATE_FUNCTIONS),
+    field: fieldPath.optional(),
+    where: z
+      .lazy(() => conditionNodeSchema)
+      .optional()
+      .describe('Only facts satisfying this condition contribute; no accumulate inside it.'),
+    window_seconds: z
+      .number()
+      .int('window_seconds must be a whole number of seconds')
+      .min(1, 'window_seconds must be at least 1')
+      .max(MAX_WINDOW_SECONDS, `window_seconds must be at most ${MAX_WINDOW_SECONDS} (one year)`)
+      .optional()
+      .describe('Sliding window by event time, in seconds; all facts of the session when absent.'),
+    op: z.enum(ACCUMULATE_OPERATORS),
+    value: z.union([z.number(), z.array(z.number()).max(2)]),
+  })
+  .superRefine((node, ctx) => {
+    const problem = accumulateProblem(node);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', path: [problem.key], message: problem.message });
+  })
+  .describe(
+    'An aggregate (count, sum, avg, min, max) over the facts of a session, optionally filtered by where and windowed, ' +
+      'compared with a number. Outside a session the working memory is the one fact evaluated.',
+  );
+
 export const conditionNodeSchema: z.ZodType<ConditionNode> = z.lazy(() =>
   z.discriminatedUnion('type', [
     comparison,
@@ -103,8 +157,28 @@ export const conditionNodeSchema: z.ZodType<ConditionNode> = z.lazy(() =>
     z
       .strictObject({ type: z.enum(['any', 'all']), field: fieldPath, condition: conditionNodeSchema })
       .describe('Some (any) or every (all) element of the array at field satisfies condition; paths inside are relative to the element.'),
+    accumulate,
   ]),
 );
+
+/** What is wrong with an accumulate node whose keys have the right types (field per function, value per operator), if anything. */
+export function accumulateProblem(node: {
+  function: AccumulateFunction;
+  field?: string | undefined;
+  op: AccumulateOperator;
+  value: number | number[];
+}): { key: 'field' | 'value'; message: string } | undefined {
+  if (node.function !== 'count' && node.field === undefined) {
+    return { key: 'field', message: `function ${node.function} needs a field: the numeric fact field it aggregates` };
+  }
+  const op = CANONICAL_OPERATOR[node.op];
+  const value = node.value;
+  if (op === 'between') {
+    if (!Array.isArray(value) || value.length !== 2) return { key: 'value', message: 'operator between takes [low, high] numbers' };
+    return value[0]! > value[1]! ? { key: 'value', message: 'operator between needs low <= high' } : undefined;
+  }
+  return typeof value === 'number' ? undefined : { key: 'value', message: `operator ${op} takes a number: the aggregate is a number` };
+}
 
 /** Why a value does not suit an operator, or undefined when it does. Pure shape rules; regex safety is the engine's check. */
 export function valueProblem(op: CanonicalOperator, value: ConditionValue): string | undefined {

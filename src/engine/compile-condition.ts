@@ -1,6 +1,7 @@
 // Compiles a validated DSL tree into closures, once per rule; identical comparisons share one closure.
-import { CANONICAL_OPERATOR, type ConditionNode } from '../contracts/condition-dsl.ts';
+import { type AccumulateNode, CANONICAL_OPERATOR, type ConditionNode, type ConditionValue } from '../contracts/condition-dsl.ts';
 import { AppError } from '../errors.ts';
+import { type Accumulator, type AggregateValues, aggregateValue, contributionOf, findAccumulateNodes } from './accumulators.ts';
 import { compileGetter, type FieldGetter } from './field-path.ts';
 import { type OperatorOptions, valueTest } from './operators.ts';
 import { validateCondition } from './validate-condition.ts';
@@ -28,6 +29,13 @@ export class CompileContext {
   readonly #getters = new Map<string, FieldGetter>();
   readonly #leaves = new Map<string, Predicate>();
   readonly #regexes = new Map<string, RegExp>();
+  readonly #accumulators = new Map<AccumulateNode, Accumulator>();
+  #anonymous = 0;
+  /**
+   * Aggregate values of the evaluation in progress (a session's working memory), read by compiled accumulate nodes;
+   * undefined: each accumulate node sees the one fact evaluated. Evaluation is synchronous, so one field suffices.
+   */
+  aggregates: AggregateValues | undefined = undefined;
 
   constructor(regexMaxInputLength: number = DEFAULT_REGEX_MAX_INPUT_LENGTH) {
     this.operators = { regexMaxInputLength, regex: (pattern) => this.regex(pattern) };
@@ -49,6 +57,35 @@ export class CompileContext {
       this.#getters.set(path, getter);
     }
     return getter;
+  }
+
+  /** Registers the accumulate nodes of one rule under their stable ids (see Accumulator.id) and returns them. */
+  registerRule(ruleId: number, condition: ConditionNode): Accumulator[] {
+    return findAccumulateNodes(ruleId, condition).map(({ id, node }) => this.#register(id, ruleId, node));
+  }
+
+  /** The accumulator of a node: registered with its rule, else (a condition compiled on its own) an anonymous one. */
+  accumulator(node: AccumulateNode): Accumulator {
+    const known = this.#accumulators.get(node);
+    if (known !== undefined) return known;
+    this.#anonymous += 1;
+    return this.#register(`anonymous:${this.#anonymous}`, 0, node);
+  }
+
+  #register(id: string, ruleId: number, node: AccumulateNode): Accumulator {
+    const where = node.where === undefined ? null : compileNode(node.where, this);
+    const get = node.field === undefined ? null : this.getter(node.field);
+    const accumulator: Accumulator = {
+      id,
+      ruleId,
+      fn: node.function,
+      windowMs: node.window_seconds === undefined ? undefined : node.window_seconds * 1_000,
+      field: node.field,
+      node,
+      contribution: contributionOf(node, where, get),
+    };
+    this.#accumulators.set(node, accumulator);
+    return accumulator;
   }
 
   /** The closure of one comparison, shared by every rule with the same field, operator and value. */
@@ -150,6 +187,15 @@ export function compileNode(node: ConditionNode, context: CompileContext): Predi
           if (!isFactObject(element) || !inner(element)) return false;
         }
         return true;
+      };
+    }
+    case 'accumulate': {
+      const accumulator = context.accumulator(node);
+      const test = valueTest(CANONICAL_OPERATOR[node.op], node.value as ConditionValue, context.operators);
+      // Accumulate contract: an aggregate of nothing (null) compares false, whatever the operator.
+      return (root) => {
+        const value = aggregateValue(accumulator, root, context.aggregates);
+        return value !== null && test(value);
       };
     }
   }

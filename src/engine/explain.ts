@@ -1,7 +1,8 @@
 // Explains one rule against one fact by walking its condition tree; same semantics as the compiled closures.
-import { CANONICAL_OPERATOR, type ConditionNode } from '../contracts/condition-dsl.ts';
+import { type AccumulateNode, CANONICAL_OPERATOR, type ConditionNode, type ConditionValue } from '../contracts/condition-dsl.ts';
 import type { Explanation } from '../contracts/evaluation.ts';
 import type { Rule } from '../contracts/rule.ts';
+import { aggregateValue } from './accumulators.ts';
 import { type CompileContext, isFactObject } from './compile-condition.ts';
 import { valueTest } from './operators.ts';
 import { joinList, renderActual, renderCondition } from './render-condition.ts';
@@ -30,7 +31,13 @@ function merge(into: Sink | null, from: Sink): void {
 /** Why a leaf-like node failed, as shown after it: `missing`, `actual: 4200`. */
 function leafDetail(node: ConditionNode, root: unknown, context: CompileContext): string {
   if (node.type === 'condition' || node.type === 'exists') return renderActual(context.getter(node.field)(root));
+  if (node.type === 'accumulate') return renderActual(aggregateOf(node, root, context));
   return 'the inner condition held';
+}
+
+/** The aggregate an accumulate node compares: the session's (context.aggregates) or the one fact's. */
+function aggregateOf(node: AccumulateNode, root: unknown, context: CompileContext): number | null {
+  return aggregateValue(context.accumulator(node), root, context.aggregates);
 }
 
 function walk(node: ConditionNode, root: unknown, context: CompileContext, sink: Sink | null): boolean {
@@ -78,6 +85,14 @@ function walk(node: ConditionNode, root: unknown, context: CompileContext, sink:
     case 'any':
     case 'all':
       return walkQuantifier(node, root, context, sink);
+    case 'accumulate': {
+      const actual = aggregateOf(node, root, context);
+      const held = actual !== null && valueTest(CANONICAL_OPERATOR[node.op], node.value as ConditionValue, context.operators)(actual);
+      // The aggregate is shown either way: it is not visible in the fact the caller sent.
+      if (held) sink?.matching.push(`${renderCondition(node)} (${renderActual(actual)})`);
+      else sink?.failing.push({ text: renderCondition(node), detail: renderActual(actual) });
+      return held;
+    }
   }
 }
 

@@ -1,5 +1,11 @@
 // Human-readable renderings of conditions and fact values, for explanations (`amount > 5000`, `country in [US, CA]`).
-import { CANONICAL_OPERATOR, type ConditionNode, type ConditionValue, type Scalar } from '../contracts/condition-dsl.ts';
+import {
+  type AccumulateNode,
+  CANONICAL_OPERATOR,
+  type ConditionNode,
+  type ConditionValue,
+  type Scalar,
+} from '../contracts/condition-dsl.ts';
 
 const MAX_LIST_ITEMS = 10;
 const MAX_ACTUAL_LENGTH = 80;
@@ -57,7 +63,19 @@ export function renderCondition(node: ConditionNode): string {
     case 'any':
     case 'all':
       return `${node.type} ${node.field}: ${renderNested(node.condition)}`;
+    case 'accumulate':
+      return `${renderAggregate(node)} ${CANONICAL_OPERATOR[node.op]} ${renderValue(node.value)}`;
   }
+}
+
+/** `count(*)`, `count(type == "login_failed") over 600s`, `sum(amount where type == "purchase")`. */
+export function renderAggregate(node: AccumulateNode): string {
+  const where = node.where === undefined ? undefined : renderCondition(node.where);
+  let inner: string;
+  if (node.field === undefined) inner = where ?? '*';
+  else inner = where === undefined ? node.field : `${node.field} where ${where}`;
+  const window = node.window_seconds === undefined ? '' : ` over ${node.window_seconds}s`;
+  return `${node.function}(${inner})${window}`;
 }
 
 /** `a`, `a and b`, `a, b and c`; long lists are cut to keep the sentence one sentence. */

@@ -3,6 +3,7 @@ import type { ConditionNode } from '../contracts/condition-dsl.ts';
 import type { EvaluationResult, Explanation } from '../contracts/evaluation.ts';
 import { DEFAULT_DOMAIN, type Rule, type RuleInput } from '../contracts/rule.ts';
 import { AppError } from '../errors.ts';
+import type { Accumulator, AggregateValues } from './accumulators.ts';
 import { AlphaNetwork, type Gate, type NetworkRule } from './alpha-network.ts';
 import { CompileContext, compileConjunction, compileNode, isFactObject } from './compile-condition.ts';
 import type { EngineMetrics } from './engine-metrics.ts';
@@ -27,6 +28,16 @@ export interface EngineOptions {
 export interface EvaluateOptions {
   /** Only rules of this domain are considered; all domains when omitted. */
   domain?: string;
+  /**
+   * Aggregate value per accumulator id (see accumulators()), e.g. a session's working memory. An accumulate node whose
+   * id is absent, or every one when this is omitted, aggregates over the one fact evaluated.
+   */
+  aggregates?: AggregateValues;
+}
+
+export interface ExplainOptions {
+  /** As in EvaluateOptions: the aggregates accumulate nodes compare. */
+  aggregates?: AggregateValues;
 }
 
 const EMPTY_LOCALS = new Int32Array(0);
@@ -82,6 +93,18 @@ function freezeCondition(node: ConditionNode): ConditionNode {
     case 'any':
     case 'all':
       return Object.freeze({ type: node.type, field: node.field, condition: freezeCondition(node.condition) });
+    case 'accumulate': {
+      const { type, function: fn, field, where, window_seconds, op, value } = node;
+      return Object.freeze({
+        type,
+        function: fn,
+        ...(field === undefined ? {} : { field }),
+        ...(where === undefined ? {} : { where: freezeCondition(where) }),
+        ...(window_seconds === undefined ? {} : { window_seconds }),
+        op,
+        value: Array.isArray(value) ? Object.freeze([...value]) : value,
+      }) as ConditionNode;
+    }
   }
 }
 
@@ -105,6 +128,8 @@ export class RuleEngine {
   readonly #allRanks: Int32Array;
   readonly #metrics: EngineMetrics | undefined;
   readonly #now: () => number;
+  /** Accumulators of enabled rules, in fired order: all domains under the key undefined, and per domain. */
+  readonly #accumulators = new Map<string | undefined, readonly Accumulator[]>();
 
   private constructor(rules: readonly CompiledRule[], options: EngineOptions) {
     this.revision = options.revision ?? 0;
@@ -113,9 +138,15 @@ export class RuleEngine {
     this.#context = new CompileContext(options.regexMaxInputLength);
     this.#rules = rules.map((compiled) => compiled.rule);
     this.#byId = new Map(this.#rules.map((rule) => [rule.id, rule]));
+    const accumulatorsOf = new Map(this.#rules.map((rule) => [rule.id, this.#context.registerRule(rule.id, rule.condition_dsl)]));
 
     const enabled = rules.filter((compiled) => compiled.rule.enabled).sort((a, b) => byFiredOrder(a.rule, b.rule));
     this.#ranked = enabled.map((compiled) => compiled.rule);
+    for (const rule of this.#ranked) {
+      const found = accumulatorsOf.get(rule.id) ?? [];
+      if (found.length === 0) continue;
+      for (const key of [undefined, rule.domain]) this.#accumulators.set(key, [...(this.#accumulators.get(key) ?? []), ...found]);
+    }
     const actionIds = new Map<string, number>();
     const rankedActions = Int32Array.from(this.#ranked, (rule) => {
       let actionId = actionIds.get(rule.action);
@@ -210,8 +241,26 @@ export class RuleEngine {
    * then id ascending, actions distinct in that order. Never throws; facts that are not an object fire nothing.
    */
   evaluate(facts: unknown, options?: EvaluateOptions): EvaluationResult {
+    const aggregates = options?.aggregates;
+    if (aggregates === undefined) return this.#evaluate(facts, options?.domain);
+    this.#context.aggregates = aggregates;
+    try {
+      return this.#evaluate(facts, options?.domain);
+    } finally {
+      this.#context.aggregates = undefined;
+    }
+  }
+
+  /**
+   * The accumulate nodes of the enabled rules of the domain (all domains when none is given), in fired order: what a
+   * session maintains so that evaluate can be given their aggregates.
+   */
+  accumulators(domain?: string): readonly Accumulator[] {
+    return this.#accumulators.get(domain) ?? [];
+  }
+
+  #evaluate(facts: unknown, domain: string | undefined): EvaluationResult {
     const started = this.#now();
-    const domain = options?.domain;
     let network: AlphaNetwork | undefined = this.#all;
     let ranks = this.#allRanks;
     if (domain !== undefined) {
@@ -252,9 +301,15 @@ export class RuleEngine {
   }
 
   /** Why the rule did or did not match the facts; undefined for an unknown id. Disabled rules are explained too. Never throws. */
-  explain(ruleId: number, facts: unknown): Explanation | undefined {
+  explain(ruleId: number, facts: unknown, options?: ExplainOptions): Explanation | undefined {
     const rule = this.#byId.get(ruleId);
-    return rule === undefined ? undefined : explainRule(rule, facts, this.#context);
+    if (rule === undefined) return undefined;
+    this.#context.aggregates = options?.aggregates;
+    try {
+      return explainRule(rule, facts, this.#context);
+    } finally {
+      this.#context.aggregates = undefined;
+    }
   }
 
   /** The slow path for facts that made the indexed path throw (throwing getters, proxies): each rule guarded on its own. */

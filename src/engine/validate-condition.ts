@@ -1,10 +1,16 @@
 // validateCondition: every problem of a DSL tree with its path. A fast bounded walk decides; zod only words the messages.
 import type { z } from 'zod';
 import {
+  ACCUMULATE_FUNCTIONS,
+  ACCUMULATE_OPERATORS,
+  type AccumulateFunction,
+  type AccumulateOperator,
+  accumulateProblem,
   CANONICAL_OPERATOR,
   type ConditionValue,
   conditionNodeSchema,
   DSL_LIMITS,
+  MAX_WINDOW_SECONDS,
   OPERATORS,
   type Operator,
   valueProblem,
@@ -15,8 +21,11 @@ import { regexProblem } from './regex-safety.ts';
 type PathSegment = string | number;
 type NodeObject = Record<string, unknown>;
 
-const NODE_TYPES = ['condition', 'and', 'or', 'not', 'exists', 'any', 'all'] as const;
+const NODE_TYPES = ['condition', 'and', 'or', 'not', 'exists', 'any', 'all', 'accumulate'] as const;
 const OPERATOR_SET: ReadonlySet<string> = new Set(OPERATORS);
+const ACCUMULATE_OPERATOR_SET: ReadonlySet<string> = new Set(ACCUMULATE_OPERATORS);
+const ACCUMULATE_FUNCTION_SET: ReadonlySet<string> = new Set(ACCUMULATE_FUNCTIONS);
+const ACCUMULATE_KEYS: ReadonlySet<string> = new Set(['type', 'function', 'field', 'where', 'window_seconds', 'op', 'value']);
 const hasOwn = Object.hasOwn;
 
 /** Renders a path the way every error reports it: root, root.children[1].op, root.child.condition.value. */
@@ -33,6 +42,8 @@ interface WalkState {
   tooDeep: boolean;
   /** False once anything differs from the zod schema; zod is then asked for the wording. */
   shapeValid: boolean;
+  /** Depth of any/all conditions and accumulate wheres around the current node: no accumulate may appear there. */
+  inScope: number;
   readonly extra: ValidationIssue[];
 }
 
@@ -89,6 +100,49 @@ function checkComparison(node: NodeObject, state: WalkState): void {
   }
 }
 
+/** The accumulate node checks the zod schema makes too, so zod is asked for wording only when one fails. */
+function checkAccumulate(node: NodeObject, depth: number, state: WalkState): void {
+  if (state.inScope > 0) {
+    // Aggregates are over the session's facts, never over an element or inside another aggregate's filter.
+    state.extra.push({
+      path: formatPath([...state.segments, 'type']),
+      message: 'accumulate cannot be used inside any, all or the where of another accumulate',
+    });
+  }
+  let keys = 0;
+  for (const key in node) {
+    if (!hasOwn(node, key) || !ACCUMULATE_KEYS.has(key)) state.shapeValid = false;
+    keys += 1;
+  }
+  const { function: fn, field, window_seconds: window, op, value } = node;
+  const valueShape =
+    (typeof value === 'number' && Number.isFinite(value)) ||
+    (Array.isArray(value) && value.length <= 2 && value.every((item) => typeof item === 'number' && Number.isFinite(item)));
+  if (
+    keys < 4 ||
+    typeof fn !== 'string' ||
+    !ACCUMULATE_FUNCTION_SET.has(fn) ||
+    (field !== undefined && !isField(field)) ||
+    (window !== undefined && !(Number.isInteger(window) && (window as number) >= 1 && (window as number) <= MAX_WINDOW_SECONDS)) ||
+    typeof op !== 'string' ||
+    !ACCUMULATE_OPERATOR_SET.has(op) ||
+    !valueShape ||
+    accumulateProblem({
+      function: fn as AccumulateFunction,
+      field: field as string | undefined,
+      op: op as AccumulateOperator,
+      value: value as number | number[],
+    }) !== undefined
+  ) {
+    state.shapeValid = false;
+  }
+  if (hasOwn(node, 'where')) {
+    state.inScope += 1;
+    descend(node.where, 'where', undefined, depth + 1, state);
+    state.inScope -= 1;
+  }
+}
+
 function descend(child: unknown, key: string, index: number | undefined, depth: number, state: WalkState): void {
   state.segments.push(key);
   if (index !== undefined) state.segments.push(index);
@@ -135,7 +189,12 @@ function visit(node: unknown, depth: number, state: WalkState): void {
     case 'any':
     case 'all':
       if (!hasExactKeys(node, ['type', 'field', 'condition']) || !isField(node.field)) state.shapeValid = false;
+      state.inScope += 1;
       descend(node.condition, 'condition', undefined, depth + 1, state);
+      state.inScope -= 1;
+      return;
+    case 'accumulate':
+      checkAccumulate(node, depth, state);
       return;
     default:
       state.shapeValid = false;
@@ -153,6 +212,7 @@ function truncate(node: unknown, depth: number): unknown {
   if (Array.isArray(node.children)) copy.children = node.children.map((child) => truncate(child, depth + 1));
   if (hasOwn(node, 'child')) copy.child = truncate(node.child, depth + 1);
   if (hasOwn(node, 'condition')) copy.condition = truncate(node.condition, depth + 1);
+  if (hasOwn(node, 'where')) copy.where = truncate(node.where, depth + 1);
   return copy;
 }
 
@@ -192,6 +252,16 @@ function issueMessage(issue: z.core.$ZodIssue, input: unknown): string {
       ? `type is required: one of ${allowed}`
       : `unknown node type ${show(received)}: expected one of ${allowed}`;
   }
+  const parentType = (valueAt(input, issue.path.slice(0, -1)) as { type?: unknown } | undefined)?.type;
+  if (parentType === 'accumulate') {
+    if (issue.code === 'invalid_union' && last === 'value') return 'value must be a finite number, or [low, high] numbers for between';
+    if (issue.code === 'invalid_value' && last === 'op') {
+      return `unknown operator ${show(received)} for accumulate: expected one of ${ACCUMULATE_OPERATORS.join(', ')}`;
+    }
+    if (issue.code === 'invalid_value' && last === 'function') {
+      return `unknown function ${show(received)}: expected one of ${ACCUMULATE_FUNCTIONS.join(', ')}`;
+    }
+  }
   if (issue.code === 'invalid_union' && last === 'value') {
     if (hasTooBig(issue.errors)) {
       return `value is too large: lists hold at most ${DSL_LIMITS.maxListSize} values and strings at most ${DSL_LIMITS.maxStringLength} characters`;
@@ -218,7 +288,15 @@ function zodIssues(input: unknown): ValidationIssue[] {
  */
 export function validateCondition(dsl: unknown): ValidationResult {
   try {
-    const state: WalkState = { segments: [], nodes: 0, tooManyNodes: false, tooDeep: false, shapeValid: true, extra: [] };
+    const state: WalkState = {
+      segments: [],
+      nodes: 0,
+      tooManyNodes: false,
+      tooDeep: false,
+      shapeValid: true,
+      inScope: 0,
+      extra: [],
+    };
     visit(dsl, 1, state);
     if (state.shapeValid && !state.tooManyNodes && state.extra.length === 0) return { valid: true, errors: [] };
     const errors: ValidationIssue[] = [];

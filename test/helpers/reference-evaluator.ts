@@ -118,6 +118,16 @@ function holds(node: ConditionNode, root: Record<string, unknown>): boolean {
       for (let i = 0; i < list.length; i++) results.push(isFact(list[i]) && holds(node.condition, list[i]));
       return node.type === 'any' ? results.includes(true) : !results.includes(false);
     }
+    case 'accumulate': {
+      // Outside a session the working memory is this one fact; an aggregate of nothing is 0 (count, sum) or null.
+      const counted = node.where === undefined || holds(node.where, root);
+      const actual = node.field === undefined ? undefined : referenceLookup(root, node.field);
+      let aggregate: number | null;
+      if (node.function === 'count') aggregate = counted && (node.field === undefined || (actual !== undefined && actual !== null)) ? 1 : 0;
+      else if (counted && typeof actual === 'number' && Number.isFinite(actual)) aggregate = actual;
+      else aggregate = node.function === 'sum' ? 0 : null;
+      return aggregate !== null && referenceCompare(node.op, aggregate, node.value);
+    }
   }
 }
 

@@ -47,10 +47,12 @@ describe('validateCondition reports', () => {
   it('an unknown node type with the list of allowed types', () => {
     expect(validateCondition({ type: 'xor', children: [] })).toEqual({
       valid: false,
-      errors: [{ path: 'root.type', message: 'unknown node type "xor": expected one of condition, and, or, not, exists, any, all' }],
+      errors: [
+        { path: 'root.type', message: 'unknown node type "xor": expected one of condition, and, or, not, exists, any, all, accumulate' },
+      ],
     });
     expect(validateCondition({ field: 'a' }).errors).toEqual([
-      { path: 'root.type', message: 'type is required: one of condition, and, or, not, exists, any, all' },
+      { path: 'root.type', message: 'type is required: one of condition, and, or, not, exists, any, all, accumulate' },
     ]);
   });
 
