@@ -58,7 +58,11 @@ export interface Config {
   readonly log: { readonly level: LogLevel };
   readonly kafka: KafkaConfig;
   readonly redis: { readonly url: string | undefined };
-  readonly sessions: { readonly maxFacts: number };
+  readonly sessions: {
+    readonly maxFacts: number;
+    /** Fact field (a path) holding a session fact's event time: ISO 8601 or epoch ms; absent, arrival time. */
+    readonly timestampField: string;
+  };
   /** Longest a graceful shutdown may take before the process exits anyway. */
   readonly shutdownTimeoutMs: number;
 }
@@ -221,6 +225,9 @@ const envSchema = z.object({
   SCHEMA_REGISTRY_URL: url(/^https?:$/),
   REDIS_URL: url(/^rediss?:$/),
   RULES_SESSION_MAX_FACTS: integer(1, 10_000_000, 10_000),
+  RULES_SESSION_TIMESTAMP_FIELD: optional(z.string().trim().min(1).max(256, 'must be at most 256 characters')).transform(
+    (value) => value ?? 'timestamp',
+  ),
 });
 
 /** Every variable loadConfig reads, for docs and for the test that keeps them in step. */
@@ -264,7 +271,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       schemaRegistryUrl: e.SCHEMA_REGISTRY_URL,
     },
     redis: { url: e.REDIS_URL },
-    sessions: { maxFacts: e.RULES_SESSION_MAX_FACTS },
+    sessions: { maxFacts: e.RULES_SESSION_MAX_FACTS, timestampField: e.RULES_SESSION_TIMESTAMP_FIELD },
     shutdownTimeoutMs: e.RULES_SHUTDOWN_TIMEOUT,
   });
 }

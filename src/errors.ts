@@ -20,10 +20,16 @@ export const ERROR_CODES = {
   FORBIDDEN: { status: 403, retryable: false, meaning: 'The API key is valid but its scope does not allow this operation.' },
   RULE_NOT_FOUND: { status: 404, retryable: false, meaning: 'The given rule id does not exist.' },
   NOT_FOUND: { status: 404, retryable: false, meaning: 'The execution, ruleset, session or route does not exist.' },
+  SESSION_NOT_FOUND: { status: 404, retryable: false, meaning: 'The session does not exist or has expired.' },
   CONFLICT: {
     status: 409,
     retryable: false,
     meaning: 'The change conflicts with stored state, e.g. a rule name already used in its domain.',
+  },
+  SESSION_FULL: {
+    status: 409,
+    retryable: false,
+    meaning: 'The session already holds RULES_SESSION_MAX_FACTS facts; retract one before adding another.',
   },
   PAYLOAD_TOO_LARGE: { status: 413, retryable: false, meaning: 'The request body is larger than the configured limit.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, retryable: false, meaning: 'A request body was sent without Content-Type: application/json.' },

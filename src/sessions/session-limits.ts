@@ -62,7 +62,7 @@ export function checkMaxFacts(maxFacts: number): void {
 }
 
 export function sessionFull(id: string, maxFacts: number): AppError {
-  return new AppError('CONFLICT', `Session '${id}' already holds the maximum of ${maxFacts} facts; retract one first.`);
+  return new AppError('SESSION_FULL', `Session '${id}' already holds the maximum of ${maxFacts} facts; retract one first.`);
 }
 
 export function sessionExists(id: string): AppError {

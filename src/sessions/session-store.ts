@@ -93,7 +93,7 @@ export interface SetFiredResult {
 /**
  * Working memory of stateful sessions. Every write is one atomic step per session, so concurrent writers
  * (HTTP and Kafka at once) never lose a fact or count one twice.
- * Errors: VALIDATION_ERROR (bad ids, ttl, specs), CONFLICT (session exists, or full), UNAVAILABLE (Redis down).
+ * Errors: VALIDATION_ERROR (bad ids, ttl, specs), CONFLICT (session exists), SESSION_FULL, UNAVAILABLE (Redis down).
  */
 export interface SessionStore {
   /** Creates a session; CONFLICT when the id is taken. */

@@ -218,7 +218,7 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
       await store.addFact(id, { ...base, factId: 'a', fact: 1, contributions: one });
       await store.addFact(id, { ...base, factId: 'b', fact: 2, contributions: one });
       const error = await rejection(store.addFact(id, { ...base, factId: 'c', fact: 3, contributions: one }));
-      expect(error.code).toBe('CONFLICT');
+      expect(error.code).toBe('SESSION_FULL');
       expect(error.message).toContain('maximum of 2 facts');
       const replaced = await store.addFact(id, { ...base, factId: 'b', fact: 22, contributions: one });
       expect(replaced).toMatchObject({ replaced: true, factCount: 2, aggregates: { [count.id]: 2 } });

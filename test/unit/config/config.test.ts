@@ -31,6 +31,7 @@ describe('loadConfig', () => {
     });
     expect(config.redis.url).toBeUndefined();
     expect(config.sessions.maxFacts).toBe(10_000);
+    expect(config.sessions.timestampField).toBe('timestamp');
     expect(config.shutdownTimeoutMs).toBe(30_000);
   });
 
@@ -59,6 +60,7 @@ describe('loadConfig', () => {
       SCHEMA_REGISTRY_URL: 'http://registry:8081',
       REDIS_URL: 'redis://127.0.0.1:6379',
       RULES_SESSION_MAX_FACTS: '50',
+      RULES_SESSION_TIMESTAMP_FIELD: ' meta.occurred_at ',
     });
     expect(config.http).toEqual({
       port: 9000,
@@ -87,6 +89,7 @@ describe('loadConfig', () => {
     });
     expect(config.redis.url).toBe('redis://127.0.0.1:6379');
     expect(config.sessions.maxFacts).toBe(50);
+    expect(config.sessions.timestampField).toBe('meta.occurred_at');
     expect(config.shutdownTimeoutMs).toBe(5_000);
   });
 

@@ -40,9 +40,9 @@ describe('session input checks', () => {
     expect(codeOf(() => checkContributions([{ accumulatorId: 'a', value: Number.NaN }], specs))).toBe('VALIDATION_ERROR');
   });
 
-  it('reports a full session as CONFLICT naming the limit', () => {
+  it('reports a full session as SESSION_FULL naming the limit', () => {
     const error = sessionFull('s', 10_000);
-    expect(error.code).toBe('CONFLICT');
+    expect(error.code).toBe('SESSION_FULL');
     expect(error.toBody().detail).toBe("Session 's' already holds the maximum of 10000 facts; retract one first.");
   });
 });

@@ -1,0 +1,38 @@
+// Event time of a session fact (docs/sessions.md): the configured field as ISO 8601 or epoch ms, else arrival time.
+import { getPath } from '../engine/index.ts';
+import { AppError } from '../errors.ts';
+
+/** Largest magnitude a JavaScript Date holds, in ms either side of 1970. */
+const MAX_EPOCH_MS = 8.64e15;
+
+// A date, or a date-time with a zone (Z or ±hh:mm): a date-time without one would be read in the server's zone.
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:[Zz]|[+-]\d{2}:?\d{2}))?$/;
+
+/**
+ * Epoch ms of the event: the value at `field` (a DSL path) when present and not null, else `arrivalMs`.
+ * Throws AppError VALIDATION_ERROR when the value is there but is neither an ISO 8601 string nor finite epoch ms.
+ */
+export function eventTimeOf(event: unknown, field: string, arrivalMs: number): number {
+  const value = getPath(event, field);
+  if (value === undefined || value === null) return arrivalMs;
+  if (typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= MAX_EPOCH_MS) return value;
+  if (typeof value === 'string' && ISO_8601.test(value) && realDate(value)) {
+    const ms = Date.parse(value.replace(' ', 'T').toUpperCase());
+    if (Number.isFinite(ms)) return ms;
+  }
+  throw new AppError(
+    'VALIDATION_ERROR',
+    `event.${field} must be an ISO 8601 timestamp with a zone (2024-05-01T12:00:00Z) or epoch milliseconds; got ${describe(value)}.`,
+  );
+}
+
+/** Date.parse rolls 2024-02-30 over to March; the calendar date must exist. */
+function realDate(text: string): boolean {
+  const [year, month, day] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
+  return new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day && month >= 1 && month <= 12;
+}
+
+function describe(value: unknown): string {
+  const text = JSON.stringify(value) ?? typeof value;
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}

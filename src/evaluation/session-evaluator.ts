@@ -1,0 +1,330 @@
+// The session use case shared by HTTP and Kafka: add or retract a fact, then evaluate the session's rules over its working memory.
+import { createHash, randomUUID } from 'node:crypto';
+import type { Accumulator, RuleEngine } from '../engine/index.ts';
+import { AppError } from '../errors.ts';
+import { DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS } from '../sessions/session-limits.ts';
+import type { AccumulatorSpec, Aggregates, Contribution, SessionInfo, SessionStore } from '../sessions/session-store.ts';
+import type { ExecutionsRepository, RulesetsRepository } from '../store/types.ts';
+import type { EvaluationObserver, Facts } from './evaluator.ts';
+import { eventTimeOf } from './event-time.ts';
+import { newExecutionId } from './execution-id.ts';
+
+export interface SessionEvaluatorOptions {
+  catalog: { readonly engine: RuleEngine };
+  rulesets: Pick<RulesetsRepository, 'get'>;
+  sessions: SessionStore;
+  executions: Pick<ExecutionsRepository, 'record'>;
+  observer?: EvaluationObserver;
+  /** RULES_SESSION_MAX_FACTS. */
+  maxFacts: number;
+  /** RULES_SESSION_TIMESTAMP_FIELD; default `timestamp`. */
+  timestampField?: string;
+  /** TTL of sessions created implicitly by a stream (addFactToImplicitSession); default one hour. */
+  implicitTtlSeconds?: number;
+  /** Wall clock in epoch ms: session times, arrival time and the end of every window. Default Date.now. */
+  clock?: () => number;
+}
+
+/** A session as transports show it; times are ISO 8601. */
+export interface SessionView {
+  id: string;
+  /** Null for a session a stream created over a domain. */
+  ruleset_id: number | null;
+  domain: string;
+  created_at: string;
+  expires_at: string;
+  fact_count: number;
+}
+
+export interface SessionDetails extends SessionView {
+  facts: Record<string, unknown>;
+  /** Rules that held after the latest write, in fired order. */
+  active_rules: number[];
+  /** Bumped by every add or retract. */
+  version: number;
+}
+
+/** The result of one add or retract: what holds now, and what changed since the previous write. */
+export interface SessionEvaluation {
+  session_id: string;
+  fact_id: string;
+  execution_id: string;
+  /** Every rule of the session that holds now, in fired order (as stateless evaluate orders them). */
+  fired_rules: number[];
+  actions: string[];
+  /** Milliseconds for the whole write: working memory plus evaluation. */
+  latency_ms: number;
+  /** Rules in fired_rules that did not hold after the previous write. */
+  activated: number[];
+  /** Rules that held after the previous write and no longer do. */
+  deactivated: number[];
+  fact_count: number;
+  /** Rules revision the session was evaluated against. */
+  revision: number;
+  /** Add: the fact id was present and its fact was replaced. Retract: always false. */
+  replaced: boolean;
+}
+
+/** What a session evaluates: the enabled rules of one domain (a ruleset's, or a stream's). */
+interface Scope {
+  readonly domain: string;
+  readonly rulesetId: number | null;
+}
+
+const RULESET_SESSION = /^rs-(\d{1,10})-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const STREAM_SESSION = /^stream:([^:]+):([^:]+)$/;
+const STORE_ID = /^[A-Za-z0-9._:-]{1,200}$/;
+const PLAIN_PART = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,79}$/;
+const MAX_CACHED_RULESETS = 10_000;
+
+/**
+ * One part of a stream session id, kept within the store's id alphabet and free of `:`: the text itself when it is
+ * plain, else `.` + base64url of it, else (too long) `..` + its SHA-256, which cannot be decoded back.
+ */
+export function idPart(text: string): string {
+  if (PLAIN_PART.test(text)) return text;
+  const encoded = Buffer.from(text, 'utf8').toString('base64url');
+  if (encoded.length <= 80) return `.${encoded}`;
+  return `..${createHash('sha256').update(text, 'utf8').digest('base64url')}`;
+}
+
+function decodePart(part: string): string | undefined {
+  if (part.startsWith('..')) return undefined;
+  return part.startsWith('.') ? Buffer.from(part.slice(1), 'base64url').toString('utf8') : part;
+}
+
+/** The id of the session a stream keeps for one message key over one domain. */
+export function streamSessionId(domain: string, key: string): string {
+  return `stream:${idPart(domain)}:${idPart(key)}`;
+}
+
+function sessionNotFound(id: string): AppError {
+  return new AppError('SESSION_NOT_FOUND', `Session '${id}' does not exist or has expired.`);
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+export class SessionEvaluator {
+  readonly #options: SessionEvaluatorOptions;
+  readonly #clock: () => number;
+  readonly #timestampField: string;
+  readonly #domains = new Map<number, string>();
+  /** Store specs per engine and domain, computed once per compiled engine. */
+  readonly #specs = new WeakMap<RuleEngine, Map<string, readonly AccumulatorSpec[]>>();
+
+  constructor(options: SessionEvaluatorOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? Date.now;
+    this.#timestampField = options.timestampField ?? 'timestamp';
+  }
+
+  /** Opens a session over a ruleset's rules; NOT_FOUND when the ruleset does not exist. */
+  async create(rulesetId: number, ttlSeconds: number = DEFAULT_TTL_SECONDS): Promise<SessionView> {
+    if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS) {
+      throw new AppError('VALIDATION_ERROR', `ttl_seconds must be an integer from 1 to ${MAX_TTL_SECONDS} (7 days).`);
+    }
+    const domain = await this.#rulesetDomain(rulesetId);
+    if (domain === undefined) throw new AppError('NOT_FOUND', `Ruleset ${rulesetId} does not exist.`);
+    const info = await this.#options.sessions.create({
+      id: `rs-${rulesetId}-${randomUUID()}`,
+      rulesetId: String(rulesetId),
+      ttlSeconds,
+      now: this.#clock(),
+    });
+    return view(info, { domain, rulesetId });
+  }
+
+  /** The session with its facts and the rules active after its latest write; SESSION_NOT_FOUND when unknown or expired. */
+  async get(sessionId: string): Promise<SessionDetails> {
+    const scope = await this.#scopeOf(sessionId);
+    const snapshot = await this.#options.sessions.get(sessionId);
+    if (snapshot === undefined) throw sessionNotFound(sessionId);
+    return { ...view(snapshot, scope), facts: snapshot.facts, active_rules: snapshot.firedRules, version: snapshot.version };
+  }
+
+  /** Deletes the session and its working memory; SESSION_NOT_FOUND when unknown or expired. */
+  async delete(sessionId: string): Promise<void> {
+    if (!STORE_ID.test(sessionId) || !(await this.#options.sessions.delete(sessionId))) throw sessionNotFound(sessionId);
+  }
+
+  /** Adds a fact (or replaces the fact with the same id) and evaluates; SESSION_NOT_FOUND, SESSION_FULL, VALIDATION_ERROR. */
+  async addFact(sessionId: string, factId: string, event: Facts): Promise<SessionEvaluation> {
+    const started = performance.now();
+    const scope = await this.#scopeOf(sessionId);
+    const outcome = await this.#add(sessionId, scope, factId, event, started);
+    if (outcome === undefined) throw sessionNotFound(sessionId);
+    return outcome;
+  }
+
+  /**
+   * Adds a fact to the session a stream keeps for `key` over `domain` (see streamSessionId), creating it on first use
+   * with the implicit TTL: the Kafka streaming mode calls this for every message. Same semantics as addFact.
+   */
+  async addFactToImplicitSession(key: string, domain: string, factId: string, event: Facts): Promise<SessionEvaluation> {
+    const started = performance.now();
+    const sessionId = streamSessionId(domain, key);
+    const scope: Scope = { domain, rulesetId: null };
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const outcome = await this.#add(sessionId, scope, factId, event, started);
+      if (outcome !== undefined) return outcome;
+      try {
+        await this.#options.sessions.create({
+          id: sessionId,
+          rulesetId: `domain.${idPart(domain)}`,
+          ttlSeconds: this.#options.implicitTtlSeconds ?? DEFAULT_TTL_SECONDS,
+          now: this.#clock(),
+        });
+      } catch (error) {
+        // Another writer created it first: add to that one.
+        if (!(error instanceof AppError && error.code === 'CONFLICT')) throw error;
+      }
+    }
+    throw new AppError('UNAVAILABLE', `Session '${sessionId}' expired while it was being created; retry.`);
+  }
+
+  /**
+   * Retracts a fact and evaluates again. Ordinary conditions then see an empty fact (docs/sessions.md), so only rules
+   * that hold on aggregates alone (or on `{}`) stay active. SESSION_NOT_FOUND; NOT_FOUND when the fact is not there.
+   */
+  async retractFact(sessionId: string, factId: string): Promise<SessionEvaluation> {
+    const started = performance.now();
+    const scope = await this.#scopeOf(sessionId);
+    const engine = this.#options.catalog.engine;
+    const specs = this.#specsOf(engine, scope.domain);
+    const retracted = await this.#options.sessions.retractFact(sessionId, factId, { specs, now: this.#clock() });
+    if (retracted === undefined) throw sessionNotFound(sessionId);
+    if (!retracted.removed) throw new AppError('NOT_FOUND', `Session '${sessionId}' holds no fact '${factId}'.`);
+    const outcome = await this.#evaluate(engine, sessionId, scope, factId, {}, retracted, started, false);
+    if (outcome === undefined) throw sessionNotFound(sessionId);
+    return outcome;
+  }
+
+  async #add(sessionId: string, scope: Scope, factId: string, event: Facts, started: number): Promise<SessionEvaluation | undefined> {
+    const engine = this.#options.catalog.engine;
+    const accumulators = engine.accumulators(scope.domain);
+    const now = this.#clock();
+    const eventTimeMs = eventTimeOf(event, this.#timestampField, now);
+    const added = await this.#options.sessions.addFact(sessionId, {
+      factId,
+      fact: event,
+      eventTimeMs,
+      contributions: contributionsOf(accumulators, event),
+      specs: this.#specsOf(engine, scope.domain),
+      now,
+      maxFacts: this.#options.maxFacts,
+    });
+    if (added === undefined) return undefined;
+    return this.#evaluate(engine, sessionId, scope, factId, event, added, started, added.replaced);
+  }
+
+  /** Evaluates the rules over the aggregates a write returned, stores the fired set and records the execution. */
+  async #evaluate(
+    engine: RuleEngine,
+    sessionId: string,
+    scope: Scope,
+    factId: string,
+    fact: Facts,
+    written: { aggregates: Aggregates; factCount: number; version: number },
+    started: number,
+    replaced: boolean,
+  ): Promise<SessionEvaluation | undefined> {
+    const result = engine.evaluate(fact, { domain: scope.domain, aggregates: written.aggregates });
+    const stored = await this.#options.sessions.setFired(sessionId, result.fired_rules, written.version);
+    if (stored === undefined) return undefined;
+    const previous = new Set(stored.previous);
+    const now = new Set(result.fired_rules);
+    const wallMs = this.#clock();
+    const executionId = newExecutionId(wallMs);
+    this.#options.executions.record({
+      execution_id: executionId,
+      source: 'session',
+      domain: scope.domain,
+      facts: fact,
+      fired_rules: result.fired_rules,
+      actions: result.actions,
+      latency_ms: result.latency_ms,
+      revision: engine.revision,
+      created_at: iso(wallMs),
+    });
+    this.#options.observer?.('session', result);
+    return {
+      session_id: sessionId,
+      fact_id: factId,
+      execution_id: executionId,
+      fired_rules: result.fired_rules,
+      actions: result.actions,
+      latency_ms: performance.now() - started,
+      activated: result.fired_rules.filter((id) => !previous.has(id)),
+      deactivated: stored.previous.filter((id) => !now.has(id)),
+      fact_count: written.factCount,
+      revision: engine.revision,
+      replaced,
+    };
+  }
+
+  #specsOf(engine: RuleEngine, domain: string): readonly AccumulatorSpec[] {
+    let byDomain = this.#specs.get(engine);
+    if (byDomain === undefined) {
+      byDomain = new Map();
+      this.#specs.set(engine, byDomain);
+    }
+    let specs = byDomain.get(domain);
+    if (specs === undefined) {
+      specs = engine.accumulators(domain).map((a) => ({ id: a.id, fn: a.fn, windowMs: a.windowMs }));
+      byDomain.set(domain, specs);
+    }
+    return specs;
+  }
+
+  /** The domain a session evaluates, read from its id without touching the working memory. */
+  async #scopeOf(sessionId: string): Promise<Scope> {
+    const ruleset = RULESET_SESSION.exec(sessionId);
+    if (ruleset !== null) {
+      const rulesetId = Number(ruleset[1]);
+      const domain = await this.#rulesetDomain(rulesetId);
+      if (domain !== undefined) return { domain, rulesetId };
+      throw sessionNotFound(sessionId);
+    }
+    const stream = STREAM_SESSION.exec(sessionId);
+    const domain = stream === null ? undefined : decodePart(stream[1]!);
+    if (domain !== undefined && domain.trim() !== '') return { domain, rulesetId: null };
+    if (stream !== null) {
+      throw new AppError('VALIDATION_ERROR', `Session '${sessionId}' belongs to a stream whose domain name is too long to serve here.`);
+    }
+    throw sessionNotFound(sessionId);
+  }
+
+  /** A ruleset's domain; rulesets are never deleted nor moved to another domain, so it is cached. */
+  async #rulesetDomain(rulesetId: number): Promise<string | undefined> {
+    const cached = this.#domains.get(rulesetId);
+    if (cached !== undefined) return cached;
+    const ruleset = await this.#options.rulesets.get(rulesetId);
+    if (ruleset === undefined) return undefined;
+    if (this.#domains.size >= MAX_CACHED_RULESETS) this.#domains.clear();
+    this.#domains.set(rulesetId, ruleset.domain);
+    return ruleset.domain;
+  }
+}
+
+/** What the fact adds to each accumulator: its where predicate and field decide, in JS, never in the store. */
+function contributionsOf(accumulators: readonly Accumulator[], event: Facts): Contribution[] {
+  const contributions: Contribution[] = [];
+  for (const accumulator of accumulators) {
+    const value = accumulator.contribution(event);
+    if (value !== undefined) contributions.push({ accumulatorId: accumulator.id, value });
+  }
+  return contributions;
+}
+
+function view(info: SessionInfo, scope: Scope): SessionView {
+  return {
+    id: info.id,
+    ruleset_id: scope.rulesetId,
+    domain: scope.domain,
+    created_at: iso(info.createdAt),
+    expires_at: iso(info.expiresAt),
+    fact_count: info.factCount,
+  };
+}

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../../../src/errors.ts';
+import { eventTimeOf } from '../../../src/evaluation/event-time.ts';
+
+const ARRIVAL = 1_700_000_000_000;
+
+function refusal(event: unknown, field = 'timestamp'): AppError {
+  try {
+    eventTimeOf(event, field, ARRIVAL);
+  } catch (error) {
+    if (error instanceof AppError) return error;
+    throw error;
+  }
+  throw new Error(`expected ${JSON.stringify(event)} to be refused`);
+}
+
+describe('eventTimeOf', () => {
+  it('reads ISO 8601 timestamps with a zone, in any offset', () => {
+    expect(eventTimeOf({ timestamp: '2024-05-01T12:00:00Z' }, 'timestamp', ARRIVAL)).toBe(Date.UTC(2024, 4, 1, 12));
+    expect(eventTimeOf({ timestamp: '2024-05-01T14:00:00.250+02:00' }, 'timestamp', ARRIVAL)).toBe(Date.UTC(2024, 4, 1, 12, 0, 0, 250));
+    expect(eventTimeOf({ timestamp: '2024-05-01t12:00z' }, 'timestamp', ARRIVAL)).toBe(Date.UTC(2024, 4, 1, 12));
+    expect(eventTimeOf({ timestamp: '2024-05-01 12:00:00-0130' }, 'timestamp', ARRIVAL)).toBe(Date.UTC(2024, 4, 1, 13, 30));
+    expect(eventTimeOf({ timestamp: '2024-05-01' }, 'timestamp', ARRIVAL)).toBe(Date.UTC(2024, 4, 1));
+  });
+
+  it('reads epoch milliseconds', () => {
+    expect(eventTimeOf({ timestamp: 1_714_564_800_000 }, 'timestamp', ARRIVAL)).toBe(1_714_564_800_000);
+    expect(eventTimeOf({ timestamp: 0 }, 'timestamp', ARRIVAL)).toBe(0);
+  });
+
+  it('reads the configured field, a dotted path included', () => {
+    expect(eventTimeOf({ meta: { at: 5 }, timestamp: 9 }, 'meta.at', ARRIVAL)).toBe(5);
+    expect(eventTimeOf({ occurred_at: '2024-05-01T00:00:00Z' }, 'occurred_at', ARRIVAL)).toBe(Date.UTC(2024, 4, 1));
+  });
+
+  it('takes the arrival time when the field is missing or null', () => {
+    expect(eventTimeOf({}, 'timestamp', ARRIVAL)).toBe(ARRIVAL);
+    expect(eventTimeOf({ timestamp: null }, 'timestamp', ARRIVAL)).toBe(ARRIVAL);
+    expect(eventTimeOf({ other: 1 }, 'meta.at', ARRIVAL)).toBe(ARRIVAL);
+  });
+
+  it('refuses anything else with VALIDATION_ERROR naming the field and the value', () => {
+    const bad: unknown[] = [
+      'yesterday',
+      'May 1, 2024',
+      '2024-05-01T12:00:00',
+      '2024-02-30',
+      '2024-13-01',
+      '2024-05-01T25:00:00Z',
+      '1714564800000',
+      true,
+      [1],
+      { at: 1 },
+      9e15,
+    ];
+    for (const value of bad) {
+      const error = refusal({ timestamp: value });
+      expect(error.code, JSON.stringify(value)).toBe('VALIDATION_ERROR');
+      expect(error.message).toContain('event.timestamp must be an ISO 8601 timestamp with a zone');
+      expect(error.message).toContain(`got ${JSON.stringify(value)}`);
+    }
+    expect(refusal({ meta: { at: 'soon' } }, 'meta.at').message).toContain('event.meta.at must be');
+  });
+});

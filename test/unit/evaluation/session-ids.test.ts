@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { idPart, streamSessionId } from '../../../src/evaluation/session-evaluator.ts';
+
+const STORE_ID = /^[A-Za-z0-9._:-]{1,200}$/;
+
+describe('stream session ids', () => {
+  it('keep plain domains and keys readable', () => {
+    expect(streamSessionId('auth', 'user-42')).toBe('stream:auth:user-42');
+    expect(streamSessionId('payments.eu', 'acct_7.x')).toBe('stream:payments.eu:acct_7.x');
+  });
+
+  it('encode anything else reversibly, so different keys never share a session', () => {
+    const keys = ['a:b', 'a b', '.hidden', '', 'ü', '{tag}', 'x'.repeat(80), 'x'.repeat(81)];
+    const ids = keys.map((key) => streamSessionId('auth', key));
+    expect(new Set(ids).size).toBe(keys.length);
+    for (const id of ids) expect(id).toMatch(STORE_ID);
+    expect(idPart('a:b')).toBe(`.${Buffer.from('a:b').toString('base64url')}`);
+    expect(idPart('x'.repeat(80))).toBe('x'.repeat(80));
+    expect(idPart('x'.repeat(81)).startsWith('..')).toBe(true);
+  });
+
+  it('hash very long keys and domains so the id stays within the store limit', () => {
+    const id = streamSessionId('d'.repeat(100), 'k'.repeat(10_000));
+    expect(id).toMatch(STORE_ID);
+    expect(id.split(':')[2]?.startsWith('..')).toBe(true);
+    expect(streamSessionId('d'.repeat(100), 'k'.repeat(10_001))).not.toBe(id);
+  });
+});
