@@ -6,11 +6,13 @@ import { Evaluator } from './evaluation/evaluator.ts';
 import { startExecutionRetention } from './evaluation/execution-retention.ts';
 import { RuleCatalog } from './evaluation/rule-catalog.ts';
 import { ServiceMetrics } from './evaluation/service-metrics.ts';
+import { SessionEvaluator } from './evaluation/session-evaluator.ts';
 import { buildApp } from './http/app.ts';
 import type { ReadinessCheck } from './http/services.ts';
 import { type KafkaPipeline, startKafkaPipeline } from './kafka/index.ts';
 import { registerKafkaMetrics } from './kafka/kafka-metrics.ts';
 import { createLogger, type Logger } from './logger.ts';
+import { openSessionStore } from './sessions/open-session-store.ts';
 import { openStore } from './store/index.ts';
 
 function readConfig(): Config {
@@ -56,6 +58,26 @@ async function main(): Promise<void> {
     ...(metrics === undefined ? {} : { observer: metrics.observe }),
   });
 
+  // Session working memory: Redis when configured (every instance shares it), else this process only.
+  const sessionStore = await openSessionStore({
+    redisUrl: config.redis.url,
+    onError: (error) => logger.warn({ err: error }, 'Redis connection error; sessions answer UNAVAILABLE until it returns'),
+  });
+  if (config.redis.url === undefined) {
+    logger.warn('REDIS_URL is not set: sessions live in this process only; run a single instance or set REDIS_URL');
+  } else {
+    logger.info({ redis_ready: await sessionStore.ping() }, 'session store: Redis');
+  }
+  const sessions = new SessionEvaluator({
+    catalog,
+    rulesets: store.rulesets,
+    sessions: sessionStore,
+    executions: store.executions,
+    maxFacts: config.sessions.maxFacts,
+    timestampField: config.sessions.timestampField,
+    ...(metrics === undefined ? {} : { observer: metrics.observe }),
+  });
+
   const retention = startExecutionRetention({
     executions: store.executions,
     retentionMs: config.executions.retentionMs,
@@ -67,6 +89,7 @@ async function main(): Promise<void> {
   });
 
   const readiness: Record<string, ReadinessCheck> = {};
+  if (config.redis.url !== undefined) readiness.redis = () => sessionStore.ping();
   let kafka: KafkaPipeline | undefined;
   // Kafka: facts in, results out, rule changes broadcast; readiness and lag reach HTTP only through these callbacks.
   if (config.kafka.brokers.length > 0) {
@@ -78,7 +101,17 @@ async function main(): Promise<void> {
     logger.info('Kafka disabled: KAFKA_BROKERS not set, serving HTTP only');
   }
 
-  const app = await buildApp({ config: config.http, version: packageJson.version, store, catalog, logger, evaluator, metrics, readiness });
+  const app = await buildApp({
+    config: config.http,
+    version: packageJson.version,
+    store,
+    catalog,
+    logger,
+    evaluator,
+    sessions,
+    metrics,
+    readiness,
+  });
   await app.listen({ port: config.http.port, host: config.http.host });
 
   let stopping = false;
@@ -92,6 +125,7 @@ async function main(): Promise<void> {
       await app.close();
       await kafka?.stop();
       await retention.stop();
+      await sessionStore.close();
       // Closing the store writes every pending execution first.
       await store.close();
       logger.info('stopped');

@@ -6,7 +6,10 @@ import { Evaluator } from '../evaluation/evaluator.ts';
 import { RuleAdmin } from '../evaluation/rule-admin.ts';
 import type { RuleCatalog } from '../evaluation/rule-catalog.ts';
 import type { ServiceMetrics } from '../evaluation/service-metrics.ts';
+import { SessionEvaluator, type SessionEvaluatorOptions } from '../evaluation/session-evaluator.ts';
 import type { Logger } from '../logger.ts';
+import { MemorySessionStore } from '../sessions/memory-session-store.ts';
+import type { SessionStore } from '../sessions/session-store.ts';
 import type { Store } from '../store/types.ts';
 import { registerAuth } from './auth.ts';
 import { registerErrorHandling } from './error-handler.ts';
@@ -20,6 +23,7 @@ import { executionRoutes } from './routes/v1/executions.ts';
 import { metricsRoutes } from './routes/v1/metrics.ts';
 import { ruleRoutes } from './routes/v1/rules.ts';
 import { rulesetRoutes } from './routes/v1/rulesets.ts';
+import { sessionRoutes } from './routes/v1/sessions.ts';
 import type { HttpServices, ReadinessCheck } from './services.ts';
 import { jsonSerializerCompiler, zodValidatorCompiler } from './zod-compilers.ts';
 
@@ -32,10 +36,35 @@ export interface AppDependencies {
   logger: Logger;
   /** The evaluate use case, when shared with another transport; built from store and catalog otherwise. */
   evaluator?: Evaluator;
+  /**
+   * The session use case, when shared with another transport; else built from sessionStore (an in-process store when
+   * that is absent too) and `sessionOptions`.
+   */
+  sessions?: SessionEvaluator;
+  /** Working memory for the sessions built here; the caller closes it. */
+  sessionStore?: SessionStore;
+  sessionOptions?: Pick<SessionEvaluatorOptions, 'maxFacts' | 'timestampField' | 'clock'>;
   /** Required for RULES_METRICS=prometheus; the same registry other transports count into. */
   metrics?: ServiceMetrics;
   /** Further dependencies /health/ready reports, e.g. kafka or redis. */
   readiness?: Record<string, ReadinessCheck>;
+}
+
+function buildSessions(deps: AppDependencies, metrics: ServiceMetrics | undefined): SessionEvaluator {
+  const store = deps.sessionStore;
+  if (store === undefined) {
+    // Only tests and embedders get here: main.ts always passes the configured store.
+    deps.logger.warn('no session store given: sessions use an in-process store (single instance only)');
+  }
+  return new SessionEvaluator({
+    catalog: deps.catalog,
+    rulesets: deps.store.rulesets,
+    sessions: store ?? new MemorySessionStore(),
+    executions: deps.store.executions,
+    maxFacts: 10_000,
+    ...deps.sessionOptions,
+    ...(metrics === undefined ? {} : { observer: metrics.observe }),
+  });
 }
 
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
@@ -83,6 +112,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         ...(metrics === undefined ? {} : { observer: metrics.observe }),
       }),
     admin: new RuleAdmin({ store: deps.store, catalog: deps.catalog }),
+    sessions: deps.sessions ?? buildSessions(deps, metrics),
     catalog: deps.catalog,
     store: deps.store,
     metrics,
@@ -98,6 +128,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       await v1.register(executionRoutes, { services });
       await v1.register(ruleRoutes, { services });
       await v1.register(rulesetRoutes, { services });
+      await v1.register(sessionRoutes, { services });
       await v1.register(auditRoutes, { services });
       if (metrics !== undefined) await v1.register(metricsRoutes, { metrics });
     },

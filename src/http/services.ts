@@ -4,6 +4,7 @@ import type { Evaluator } from '../evaluation/evaluator.ts';
 import type { RuleAdmin } from '../evaluation/rule-admin.ts';
 import type { RuleCatalog } from '../evaluation/rule-catalog.ts';
 import type { ServiceMetrics } from '../evaluation/service-metrics.ts';
+import type { SessionEvaluator } from '../evaluation/session-evaluator.ts';
 import type { Store } from '../store/types.ts';
 
 /** A dependency check for /health/ready: true when the dependency can serve. */
@@ -14,6 +15,7 @@ export interface HttpServices {
   readonly version: string;
   readonly evaluator: Evaluator;
   readonly admin: RuleAdmin;
+  readonly sessions: SessionEvaluator;
   readonly catalog: Pick<RuleCatalog, 'engine' | 'revision'>;
   readonly store: Pick<Store, 'executions' | 'audit' | 'ping'>;
   readonly metrics: ServiceMetrics | undefined;

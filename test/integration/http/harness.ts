@@ -7,6 +7,7 @@ import { ServiceMetrics } from '../../../src/evaluation/service-metrics.ts';
 import { buildApp } from '../../../src/http/app.ts';
 import type { ReadinessCheck } from '../../../src/http/services.ts';
 import { createLogger } from '../../../src/logger.ts';
+import type { SessionStore } from '../../../src/sessions/session-store.ts';
 import type { SqlStore } from '../../../src/store/index.ts';
 import { openTestStore, type StoreKind } from '../../helpers/databases.ts';
 
@@ -22,6 +23,10 @@ export interface TestApp {
 export interface TestAppOptions {
   env?: Record<string, string>;
   readiness?: Record<string, ReadinessCheck>;
+  /** Working memory for sessions; an in-process store when absent. The test closes it. */
+  sessionStore?: SessionStore;
+  /** Session clock (epoch ms); the wall clock when absent. */
+  sessionClock?: () => number;
 }
 
 export async function startTestApp(kind: StoreKind, options: TestAppOptions = {}): Promise<TestApp> {
@@ -38,6 +43,12 @@ export async function startTestApp(kind: StoreKind, options: TestAppOptions = {}
     logger: createLogger('silent'),
     metrics,
     ...(options.readiness === undefined ? {} : { readiness: options.readiness }),
+    ...(options.sessionStore === undefined ? {} : { sessionStore: options.sessionStore }),
+    sessionOptions: {
+      maxFacts: config.sessions.maxFacts,
+      timestampField: config.sessions.timestampField,
+      ...(options.sessionClock === undefined ? {} : { clock: options.sessionClock }),
+    },
   });
   await app.ready();
   return {

@@ -74,7 +74,7 @@ describe('health, readiness and the OpenAPI document', () => {
     });
     expect(schemas.EvaluateRequest).toMatchObject({ type: 'object', required: ['facts'], additionalProperties: false });
     expect(schemas.RuleRequest.properties.condition_dsl).toEqual({ $ref: '#/components/schemas/ConditionNode' });
-    expect(schemas.ConditionNode.oneOf).toHaveLength(5);
+    expect(schemas.ConditionNode.oneOf).toHaveLength(6);
     expect(JSON.stringify(schemas.ConditionNode)).toContain('"$ref":"#/components/schemas/ConditionNode"');
     expect(schemas.Error).toMatchObject({ required: ['detail', 'error_code'] });
     expect(schemas.Error.properties.error_code.enum).toContain('DSL_ERROR');

@@ -1,0 +1,73 @@
+// Request and response bodies of stateful sessions.
+import { z } from 'zod';
+import { DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS } from '../../sessions/session-limits.ts';
+import { components, factsSchema, idField, timestampField } from './common.ts';
+
+const STORE_ID = /^[A-Za-z0-9._:-]{1,200}$/;
+
+const factIdField = z
+  .string()
+  .regex(STORE_ID, "fact_id must be 1-200 characters of letters, digits, '.', '_', ':' or '-'")
+  .describe("Id of the fact within the session: 1-200 letters, digits, '.', '_', ':' or '-'. Re-using one replaces its fact.");
+
+export const createSessionBody = z
+  .strictObject({
+    ruleset_id: idField.describe('The session evaluates the enabled rules of this ruleset (its domain).'),
+    ttl_seconds: z
+      .number()
+      .int('ttl_seconds must be a whole number of seconds')
+      .min(1, 'ttl_seconds must be at least 1')
+      .max(MAX_TTL_SECONDS, `ttl_seconds must be at most ${MAX_TTL_SECONDS} (7 days)`)
+      .optional()
+      .describe(`Idle time before the session expires, refreshed by every write; default ${DEFAULT_TTL_SECONDS} (one hour).`),
+  })
+  .register(components, { id: 'CreateSessionRequest' });
+
+const sessionFields = {
+  id: z.string().describe('Session id, used in the paths below.'),
+  ruleset_id: idField.nullable().describe('Null for a session a Kafka stream created over a domain.'),
+  domain: z.string().describe("The ruleset's domain: the rules the session evaluates."),
+  created_at: timestampField,
+  expires_at: timestampField.describe('When the session expires unless written to again.'),
+  fact_count: z.number().int().describe('Facts in the working memory.'),
+};
+
+export const sessionSchema = z.object(sessionFields).register(components, { id: 'Session' });
+
+export const sessionDetailsSchema = z
+  .object({
+    ...sessionFields,
+    facts: z.record(z.string(), z.unknown()).describe('The working memory: fact by fact_id.'),
+    active_rules: z.array(z.number().int()).describe('Rules that held after the latest write, in fired order.'),
+    version: z.number().int().describe('Bumped by every add or retract.'),
+  })
+  .register(components, { id: 'SessionDetails' });
+
+export const addFactBody = z
+  .strictObject({
+    fact_id: factIdField,
+    event: factsSchema.describe('The fact: a JSON object. Its event time is read from RULES_SESSION_TIMESTAMP_FIELD (default timestamp).'),
+  })
+  .register(components, { id: 'AddFactRequest' });
+
+export const sessionEvaluationSchema = z
+  .object({
+    session_id: z.string(),
+    fact_id: z.string(),
+    execution_id: z.string().describe('UUID v7 of the recorded execution (source "session").'),
+    fired_rules: z.array(z.number().int()).describe('Every rule of the session that holds now: priority descending, then id ascending.'),
+    actions: z.array(z.string()).describe('Distinct actions of the fired rules, in fired_rules order.'),
+    latency_ms: z.number().describe('Time of the whole write (working memory and evaluation), in milliseconds.'),
+    activated: z.array(z.number().int()).describe('Rules that hold now and did not after the previous write.'),
+    deactivated: z.array(z.number().int()).describe('Rules that held after the previous write and no longer do.'),
+    fact_count: z.number().int().describe('Facts in the working memory after this write.'),
+    revision: z.number().int().describe('Rules revision the session was evaluated against.'),
+    replaced: z.boolean().describe('True when an add replaced the fact with the same fact_id; false for a retract.'),
+  })
+  .register(components, { id: 'SessionEvaluation' });
+
+const sessionIdField = z.string().min(1).max(200).describe('Session id returned by POST /api/v1/sessions.');
+
+export const sessionParams = z.strictObject({ id: sessionIdField });
+
+export const sessionFactParams = z.strictObject({ id: sessionIdField, fact_id: factIdField });

@@ -1,0 +1,366 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemorySessionStore } from '../../../src/sessions/memory-session-store.ts';
+import { openRedisSessionStore } from '../../../src/sessions/redis-session-store.ts';
+import type { SessionStore } from '../../../src/sessions/session-store.ts';
+import { useStackResources } from '../../helpers/stack.ts';
+import { eq, gt, json, startTestApp, type TestApp } from './harness.ts';
+
+const resources = useStackResources();
+
+const STORES: { name: string; open: () => Promise<SessionStore> }[] = [
+  { name: 'Redis', open: () => openRedisSessionStore({ url: resources.redisUrl, keyPrefix: resources.keyPrefix('http-sessions') }) },
+  { name: 'in-process', open: async () => new MemorySessionStore() },
+];
+
+const failedLogin = eq('type', 'login_failed');
+const count = (extra: Record<string, unknown>) => ({ type: 'accumulate', function: 'count', op: '>=', value: 1, ...extra });
+const sum = (field: string, extra: Record<string, unknown>) => ({
+  type: 'accumulate',
+  function: 'sum',
+  field,
+  op: '>',
+  value: 0,
+  ...extra,
+});
+
+interface RuleSpec {
+  name: string;
+  condition_dsl: unknown;
+  priority?: number;
+}
+
+describe('session routes and API keys', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp('pglite', { env: { RULES_API_KEYS: 'ev=key-ev:evaluate' } });
+  });
+  afterAll(() => t?.cleanup());
+
+  it('need a key with scope evaluate', async () => {
+    const anonymous = await json(t.app, 'POST', '/api/v1/sessions', { ruleset_id: 1 });
+    expect(anonymous.statusCode).toBe(401);
+    expect(anonymous.json().error_code).toBe('UNAUTHORIZED');
+    const evaluate = await json(t.app, 'POST', '/api/v1/sessions', { ruleset_id: 1 }, { authorization: 'Bearer key-ev' });
+    expect(evaluate.statusCode).toBe(404);
+    expect(evaluate.json().error_code).toBe('NOT_FOUND');
+    const read = await json(t.app, 'GET', '/api/v1/sessions/nope', undefined, { 'x-api-key': 'key-ev' });
+    expect(read.json().error_code).toBe('SESSION_NOT_FOUND');
+  });
+});
+
+describe.each(STORES)('sessions over HTTP with the $name store', ({ open }) => {
+  let t: TestApp;
+  let small: TestApp;
+  let store: SessionStore;
+  /** The session clock: windows end here; tests move it forward. */
+  let clock = Date.now();
+
+  beforeAll(async () => {
+    store = await open();
+    t = await startTestApp('pglite', { sessionStore: store, sessionClock: () => clock });
+    small = await startTestApp('pglite', { sessionStore: store, env: { RULES_SESSION_MAX_FACTS: '3' } });
+  });
+  afterAll(async () => {
+    await t?.cleanup();
+    await small?.cleanup();
+    await store?.close();
+  });
+
+  /** Rules in a fresh domain and a ruleset over it; returns the ruleset id and the rule ids by name. */
+  async function ruleset(app: TestApp, rules: RuleSpec[]): Promise<{ rulesetId: number; ids: Record<string, number> }> {
+    const domain = `d-${randomUUID()}`;
+    const ids: Record<string, number> = {};
+    for (const rule of rules) {
+      const created = await json(app.app, 'POST', '/api/v1/rules', { ...rule, domain, action: `act_${rule.name}` });
+      expect(created.statusCode, created.body).toBe(201);
+      ids[rule.name] = created.json().id;
+    }
+    const set = await json(app.app, 'POST', '/api/v1/rulesets', { name: domain, domain });
+    expect(set.statusCode, set.body).toBe(201);
+    return { rulesetId: set.json().id, ids };
+  }
+
+  async function session(app: TestApp, rulesetId: number, ttl?: number): Promise<string> {
+    const created = await json(app.app, 'POST', '/api/v1/sessions', {
+      ruleset_id: rulesetId,
+      ...(ttl === undefined ? {} : { ttl_seconds: ttl }),
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    return created.json().id;
+  }
+
+  async function add(sessionId: string, factId: string, event: Record<string, unknown>, app: TestApp = t) {
+    const response = await json(app.app, 'POST', `/api/v1/sessions/${sessionId}/facts`, { fact_id: factId, event });
+    expect(response.statusCode, response.body).toBe(200);
+    return response.json();
+  }
+
+  const at = (secondsBeforeClock: number) => new Date(clock - secondsBeforeClock * 1_000).toISOString();
+
+  it('creates, reads and deletes a session; gone afterwards', async () => {
+    const { rulesetId, ids } = await ruleset(t, [{ name: 'big', condition_dsl: gt('amount', 100) }]);
+    const created = await json(t.app, 'POST', '/api/v1/sessions', { ruleset_id: rulesetId });
+    expect(created.statusCode).toBe(201);
+    const body = created.json();
+    expect(body).toEqual({
+      id: expect.stringMatching(new RegExp(`^rs-${rulesetId}-[0-9a-f-]{36}$`)),
+      ruleset_id: rulesetId,
+      domain: expect.stringMatching(/^d-/),
+      created_at: expect.stringMatching(/Z$/),
+      expires_at: expect.stringMatching(/Z$/),
+      fact_count: 0,
+    });
+    expect(created.headers.location).toBe(`/api/v1/sessions/${body.id}`);
+    expect(Date.parse(body.expires_at) - Date.parse(body.created_at)).toBe(3_600_000);
+
+    const result = await add(body.id, 'tx-1', { amount: 500 });
+    expect(result).toEqual({
+      session_id: body.id,
+      fact_id: 'tx-1',
+      execution_id: expect.any(String),
+      fired_rules: [ids.big],
+      actions: ['act_big'],
+      latency_ms: expect.any(Number),
+      activated: [ids.big],
+      deactivated: [],
+      fact_count: 1,
+      revision: expect.any(Number),
+      replaced: false,
+    });
+    const execution = await json(t.app, 'GET', `/api/v1/executions/${result.execution_id}`);
+    expect(execution.json()).toMatchObject({ source: 'session', domain: body.domain, facts: { amount: 500 }, fired_rules: [ids.big] });
+
+    const read = await json(t.app, 'GET', `/api/v1/sessions/${body.id}`);
+    expect(read.statusCode).toBe(200);
+    expect(read.json()).toMatchObject({
+      id: body.id,
+      ruleset_id: rulesetId,
+      fact_count: 1,
+      facts: { 'tx-1': { amount: 500 } },
+      active_rules: [ids.big],
+      version: 1,
+    });
+
+    const deleted = await json(t.app, 'DELETE', `/api/v1/sessions/${body.id}`);
+    expect(deleted.statusCode).toBe(204);
+    expect(deleted.body).toBe('');
+    for (const [method, url, payload] of [
+      ['GET', `/api/v1/sessions/${body.id}`, undefined],
+      ['DELETE', `/api/v1/sessions/${body.id}`, undefined],
+      ['POST', `/api/v1/sessions/${body.id}/facts`, { fact_id: 'x', event: {} }],
+      ['DELETE', `/api/v1/sessions/${body.id}/facts/tx-1`, undefined],
+    ] as const) {
+      const gone = await json(t.app, method, url, payload);
+      expect(gone.statusCode, `${method} ${url}`).toBe(404);
+      expect(gone.json()).toEqual({ detail: `Session '${body.id}' does not exist or has expired.`, error_code: 'SESSION_NOT_FOUND' });
+    }
+  });
+
+  it('takes ttl_seconds, and refuses an unknown ruleset with NOT_FOUND', async () => {
+    const { rulesetId } = await ruleset(t, []);
+    const created = await json(t.app, 'POST', '/api/v1/sessions', { ruleset_id: rulesetId, ttl_seconds: 60 });
+    expect(Date.parse(created.json().expires_at) - Date.parse(created.json().created_at)).toBe(60_000);
+    const unknown = await json(t.app, 'POST', '/api/v1/sessions', { ruleset_id: 2_000_000_000 });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json()).toEqual({ detail: 'Ruleset 2000000000 does not exist.', error_code: 'NOT_FOUND' });
+  });
+
+  it('answers SESSION_NOT_FOUND for ids that never existed, whatever their shape', async () => {
+    for (const id of [`rs-1-${randomUUID()}`, 'nope', 'stream:auth:user-1', 'a%20b']) {
+      const response = await json(t.app, 'POST', `/api/v1/sessions/${id}/facts`, { fact_id: 'f', event: {} });
+      expect(response.statusCode, id).toBe(404);
+      expect(response.json().error_code).toBe('SESSION_NOT_FOUND');
+      expect((await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json().error_code).toBe('SESSION_NOT_FOUND');
+    }
+  });
+
+  it('counts 3 failed logins within 600 s by event time, and lets old ones slide out of the window', async () => {
+    clock = Date.now();
+    const { rulesetId, ids } = await ruleset(t, [
+      { name: 'brute', condition_dsl: count({ where: failedLogin, window_seconds: 600, value: 3 }) },
+    ]);
+    const id = await session(t, rulesetId);
+    // Already outside the window when it arrives: stored, not counted.
+    expect(await add(id, 'f0', { type: 'login_failed', timestamp: at(1_000) })).toMatchObject({ fired_rules: [], fact_count: 1 });
+    expect((await add(id, 'f1', { type: 'login_failed', timestamp: at(500) })).fired_rules).toEqual([]);
+    expect((await add(id, 'ok', { type: 'login', timestamp: at(450) })).fired_rules).toEqual([]);
+    expect((await add(id, 'f2', { type: 'login_failed', timestamp: Date.parse(at(400)) })).fired_rules).toEqual([]);
+    const third = await add(id, 'f3', { type: 'login_failed', timestamp: at(10) });
+    expect(third).toMatchObject({ fired_rules: [ids.brute], actions: ['act_brute'], activated: [ids.brute], deactivated: [] });
+
+    // 150 s later f1 (500 s old, now 650 s) has left the window: two failures remain.
+    clock += 150_000;
+    const later = await add(id, 'ok2', { type: 'login' });
+    expect(later).toMatchObject({ fired_rules: [], activated: [], deactivated: [ids.brute], fact_count: 6 });
+    const again = await add(id, 'f4', { type: 'login_failed' });
+    expect(again).toMatchObject({ fired_rules: [ids.brute], activated: [ids.brute], deactivated: [] });
+  });
+
+  it('fires "total spend above 5000" with sum, reporting activated and deactivated only on change', async () => {
+    const { rulesetId, ids } = await ruleset(t, [
+      { name: 'spend', condition_dsl: sum('amount', { where: eq('type', 'purchase'), value: 5000 }) },
+      { name: 'purchase', condition_dsl: eq('type', 'purchase'), priority: -1 },
+    ]);
+    const id = await session(t, rulesetId);
+    expect(await add(id, 'p1', { type: 'purchase', amount: 2000 })).toMatchObject({
+      fired_rules: [ids.purchase],
+      activated: [ids.purchase],
+      deactivated: [],
+    });
+    expect(await add(id, 'p2', { type: 'purchase', amount: 2500 })).toMatchObject({ fired_rules: [ids.purchase], activated: [] });
+    expect(await add(id, 'r1', { type: 'refund', amount: 9000 })).toMatchObject({
+      fired_rules: [],
+      activated: [],
+      deactivated: [ids.purchase],
+    });
+    expect(await add(id, 'p3', { type: 'purchase', amount: 1000.5 })).toMatchObject({
+      fired_rules: [ids.spend, ids.purchase],
+      actions: ['act_spend', 'act_purchase'],
+      activated: [ids.spend, ids.purchase],
+    });
+    expect(await add(id, 'p4', { type: 'purchase', amount: 1 })).toMatchObject({
+      fired_rules: [ids.spend, ids.purchase],
+      activated: [],
+      deactivated: [],
+    });
+    // Replacing p3 takes its 1000.5 back: 2000 + 2500 + 1 + 10 = 4511.
+    expect(await add(id, 'p3', { type: 'purchase', amount: 10 })).toMatchObject({
+      fired_rules: [ids.purchase],
+      deactivated: [ids.spend],
+      replaced: true,
+      fact_count: 5,
+    });
+  });
+
+  it('replaces a fact with the same fact_id and retracts facts, a retraction deactivating rules', async () => {
+    const { rulesetId, ids } = await ruleset(t, [
+      { name: 'pair', condition_dsl: count({ value: 2 }) },
+      { name: 'big', condition_dsl: gt('amount', 100) },
+    ]);
+    const id = await session(t, rulesetId);
+    expect(await add(id, 'a', { amount: 500 })).toMatchObject({ fired_rules: [ids.big], fact_count: 1, replaced: false });
+    expect(await add(id, 'a', { amount: 5 })).toMatchObject({ fired_rules: [], deactivated: [ids.big], fact_count: 1, replaced: true });
+    expect(await add(id, 'b', { amount: 700 })).toMatchObject({ fired_rules: [ids.pair, ids.big], fact_count: 2 });
+    expect((await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json().facts).toEqual({ a: { amount: 5 }, b: { amount: 700 } });
+
+    // After a retraction there is no current fact: ordinary conditions see {}; the count drops to 1.
+    const retracted = await json(t.app, 'DELETE', `/api/v1/sessions/${id}/facts/b`);
+    expect(retracted.statusCode).toBe(200);
+    expect(retracted.json()).toMatchObject({
+      session_id: id,
+      fact_id: 'b',
+      fired_rules: [],
+      activated: [],
+      deactivated: [ids.pair, ids.big],
+      fact_count: 1,
+      replaced: false,
+    });
+    const missing = await json(t.app, 'DELETE', `/api/v1/sessions/${id}/facts/b`);
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toEqual({ detail: `Session '${id}' holds no fact 'b'.`, error_code: 'NOT_FOUND' });
+    const after = (await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json();
+    expect(after).toMatchObject({ fact_count: 1, facts: { a: { amount: 5 } }, active_rules: [], version: 4 });
+  });
+
+  it('keeps an accumulate-only rule active across a retraction that leaves its aggregate true', async () => {
+    const { rulesetId, ids } = await ruleset(t, [{ name: 'any', condition_dsl: count({ value: 1 }) }]);
+    const id = await session(t, rulesetId);
+    await add(id, 'a', {});
+    await add(id, 'b', {});
+    const retracted = (await json(t.app, 'DELETE', `/api/v1/sessions/${id}/facts/a`)).json();
+    expect(retracted).toMatchObject({ fired_rules: [ids.any], activated: [], deactivated: [], fact_count: 1 });
+  });
+
+  it('refuses a new fact beyond RULES_SESSION_MAX_FACTS with SESSION_FULL and loses nothing', async () => {
+    const { rulesetId } = await ruleset(small, [{ name: 'n', condition_dsl: count({ value: 3 }) }]);
+    const id = await session(small, rulesetId);
+    for (const factId of ['a', 'b', 'c']) await add(id, factId, { n: factId }, small);
+    const full = await json(small.app, 'POST', `/api/v1/sessions/${id}/facts`, { fact_id: 'd', event: {} });
+    expect(full.statusCode).toBe(409);
+    expect(full.json()).toEqual({
+      detail: `Session '${id}' already holds the maximum of 3 facts; retract one first.`,
+      error_code: 'SESSION_FULL',
+    });
+    expect(await add(id, 'b', { n: 'b2' }, small)).toMatchObject({ replaced: true, fact_count: 3 });
+    const read = (await json(small.app, 'GET', `/api/v1/sessions/${id}`)).json();
+    expect(read.facts).toEqual({ a: { n: 'a' }, b: { n: 'b2' }, c: { n: 'c' } });
+  });
+
+  it('refuses bad bodies and ids with 400 VALIDATION_ERROR, storing nothing', async () => {
+    const { rulesetId } = await ruleset(t, []);
+    const id = await session(t, rulesetId);
+    const badCreates: unknown[] = [
+      {},
+      { ruleset_id: 'one' },
+      { ruleset_id: rulesetId, ttl_seconds: 0 },
+      { ruleset_id: rulesetId, ttl_seconds: 1.5 },
+      { ruleset_id: rulesetId, ttl_seconds: 7 * 24 * 3600 + 1 },
+      { ruleset_id: rulesetId, ttl_seconds: '60' },
+      { ruleset_id: rulesetId, extra: true },
+    ];
+    for (const body of badCreates) {
+      const response = await json(t.app, 'POST', '/api/v1/sessions', body);
+      expect(response.statusCode, JSON.stringify(body)).toBe(400);
+      expect(response.json()).toEqual({ detail: expect.any(String), error_code: 'VALIDATION_ERROR' });
+    }
+    const badAdds: [unknown, string][] = [
+      [{ event: { a: 1 } }, 'fact_id'],
+      [{ fact_id: 'f' }, 'event'],
+      [{ fact_id: 'f', event: [1, 2] }, 'event'],
+      [{ fact_id: 'f', event: 'login' }, 'event'],
+      [{ fact_id: 'f', event: null }, 'event'],
+      [{ fact_id: 'a b', event: {} }, 'fact_id'],
+      [{ fact_id: '', event: {} }, 'fact_id'],
+      [{ fact_id: 'f', event: {}, extra: 1 }, 'extra'],
+      [{ fact_id: 'f', event: { timestamp: 'yesterday' } }, 'event.timestamp must be an ISO 8601 timestamp'],
+    ];
+    for (const [body, mentioned] of badAdds) {
+      const response = await json(t.app, 'POST', `/api/v1/sessions/${id}/facts`, body);
+      expect(response.statusCode, JSON.stringify(body)).toBe(400);
+      expect(response.json().error_code).toBe('VALIDATION_ERROR');
+      expect(response.json().detail).toContain(mentioned);
+    }
+    const badFactId = await json(t.app, 'DELETE', `/api/v1/sessions/${id}/facts/a%20b`);
+    expect(badFactId.statusCode).toBe(400);
+    expect((await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json()).toMatchObject({ fact_count: 0, facts: {}, version: 0 });
+  });
+
+  it('describes the session routes and bodies in the OpenAPI document', async () => {
+    const document = (await json(t.app, 'GET', '/openapi.json')).json();
+    expect(Object.keys(document.paths)).toEqual(
+      expect.arrayContaining([
+        '/api/v1/sessions',
+        '/api/v1/sessions/{id}',
+        '/api/v1/sessions/{id}/facts',
+        '/api/v1/sessions/{id}/facts/{fact_id}',
+      ]),
+    );
+    expect(Object.keys(document.components.schemas)).toEqual(
+      expect.arrayContaining(['CreateSessionRequest', 'Session', 'SessionDetails', 'AddFactRequest', 'SessionEvaluation']),
+    );
+  });
+
+  it('serves 200 concurrent adds to one session with an exact count and an exact sum', async () => {
+    const { rulesetId, ids } = await ruleset(t, [
+      { name: 'all200', condition_dsl: count({ op: '==', value: 200 }) },
+      { name: 'total', condition_dsl: sum('amount', { op: '==', value: 20_100 }) },
+    ]);
+    const id = await session(t, rulesetId);
+    const responses = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        json(t.app, 'POST', `/api/v1/sessions/${id}/facts`, { fact_id: `f${i}`, event: { amount: i + 1 } }),
+      ),
+    );
+    expect(responses.map((response) => response.statusCode)).toEqual(new Array(200).fill(200));
+    const results = responses.map((response) => response.json());
+    expect(new Set(results.map((result) => result.fact_count)).size).toBe(200);
+    // Exactly one write saw all 200 facts, and only there do count == 200 and sum == 1 + ... + 200 hold.
+    const complete = results.filter((result) => result.fact_count === 200);
+    expect(complete).toHaveLength(1);
+    expect(complete[0].fired_rules).toEqual([ids.all200, ids.total]);
+    expect(results.filter((result) => result.fired_rules.length > 0)).toHaveLength(1);
+    const read = (await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json();
+    expect(read).toMatchObject({ fact_count: 200, version: 200, active_rules: [ids.all200, ids.total] });
+  });
+});
