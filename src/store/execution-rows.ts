@@ -1,52 +1,48 @@
-// Maps execution records to rows and back, and writes a batch in one multi-row INSERT.
-import type { Insertable, Kysely, Selectable } from 'kysely';
+// Maps execution records to rows and back, and writes a batch as one JSON document expanded by the database.
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { AppError } from '../errors.ts';
 import type { Database, ExecutionsTable } from './database.ts';
 import type { ExecutionRecord } from './types.ts';
 
-const COLUMNS_PER_ROW = 9;
-/** PostgreSQL's bind-parameter limit per statement. */
-const MAX_PARAMETERS = 65_535;
-/** The most rows one INSERT can carry without passing the parameter limit. */
-export const MAX_ROWS_PER_INSERT = Math.floor(MAX_PARAMETERS / COLUMNS_PER_ROW);
+/** Bounds one statement's size (a recorded fact is at most the request body limit). */
+export const MAX_ROWS_PER_INSERT = 5_000;
 
 const SOURCES: readonly ExecutionRecord['source'][] = ['http', 'bulk', 'kafka', 'session'];
 
-/** Upserts the batch by id, so retrying a batch whose commit was lost is harmless and a re-recorded id keeps its latest record. */
+/**
+ * Upserts the batch by id, so retrying a batch whose commit was lost is harmless and a re-recorded id keeps its latest record.
+ * The batch travels as one jsonb parameter: a native JSON.stringify costs the request thread far less than binding nine
+ * parameters per row, and the database parses it in one pass.
+ */
 export async function insertExecutions(db: Kysely<Database>, batch: readonly ExecutionRecord[]): Promise<void> {
   if (batch.length === 0) return;
   if (batch.length > MAX_ROWS_PER_INSERT) throw new RangeError(`at most ${MAX_ROWS_PER_INSERT} executions fit one INSERT`);
-  await db
-    .insertInto('executions')
-    .values(batch.map(toExecutionRow))
-    .onConflict((conflict) =>
-      conflict.column('execution_id').doUpdateSet((eb) => ({
-        source: eb.ref('excluded.source'),
-        domain: eb.ref('excluded.domain'),
-        facts: eb.ref('excluded.facts'),
-        fired_rules: eb.ref('excluded.fired_rules'),
-        actions: eb.ref('excluded.actions'),
-        latency_ms: eb.ref('excluded.latency_ms'),
-        revision: eb.ref('excluded.revision'),
-        created_at: eb.ref('excluded.created_at'),
-      })),
-    )
-    .execute();
+  const document = `[${batch.map(toExecutionJson).join(',')}]`;
+  await sql`
+    insert into executions (execution_id, source, domain, facts, fired_rules, actions, latency_ms, revision, created_at)
+    select execution_id, source, domain, coalesce(facts, 'null'::jsonb), fired_rules, actions, latency_ms, revision, created_at
+    from jsonb_to_recordset(${document}::jsonb) as batch(
+      execution_id text, source text, domain text, facts jsonb, fired_rules jsonb, actions jsonb,
+      latency_ms double precision, revision bigint, created_at timestamptz)
+    on conflict (execution_id) do update set
+      source = excluded.source, domain = excluded.domain, facts = excluded.facts, fired_rules = excluded.fired_rules,
+      actions = excluded.actions, latency_ms = excluded.latency_ms, revision = excluded.revision, created_at = excluded.created_at
+  `.execute(db);
 }
 
-function toExecutionRow(execution: ExecutionRecord): Insertable<ExecutionsTable> {
+function toExecutionJson(execution: ExecutionRecord): string {
   try {
-    return {
+    return JSON.stringify({
       execution_id: execution.execution_id,
       source: execution.source,
       domain: execution.domain,
-      facts: JSON.stringify(execution.facts ?? null),
-      fired_rules: JSON.stringify(execution.fired_rules),
-      actions: JSON.stringify(execution.actions),
+      facts: execution.facts ?? null,
+      fired_rules: execution.fired_rules,
+      actions: execution.actions,
       latency_ms: execution.latency_ms,
       revision: execution.revision,
       created_at: execution.created_at,
-    };
+    });
   } catch (error) {
     // A BigInt or a cycle in the facts: this record can never be written.
     throw new AppError('VALIDATION_ERROR', `execution ${execution.execution_id} is not JSON-serializable`, { cause: error });
