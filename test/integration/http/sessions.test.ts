@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemorySessionStore } from '../../../src/sessions/memory-session-store.ts';
 import { openRedisSessionStore } from '../../../src/sessions/redis-session-store.ts';
@@ -324,6 +325,38 @@ describe.each(STORES)('sessions over HTTP with the $name store', ({ open }) => {
     const badFactId = await json(t.app, 'DELETE', `/api/v1/sessions/${id}/facts/a%20b`);
     expect(badFactId.statusCode).toBe(400);
     expect((await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json()).toMatchObject({ fact_count: 0, facts: {}, version: 0 });
+  });
+
+  it('answers random add-fact bodies with 200 or a 4xx error body, never a 5xx, and keeps every accepted fact', async () => {
+    const { rulesetId } = await ruleset(t, [
+      { name: 'n', condition_dsl: count({ where: eq('kind', 'x'), window_seconds: 60, value: 2 }) },
+      { name: 's', condition_dsl: sum('amount', { value: 10 }) },
+    ]);
+    const id = await session(t, rulesetId);
+    const accepted = new Set<string>();
+    const factId = fc.oneof(fc.constantFrom('a', 'b', 'c', 'x:1', 'y.2'), fc.string({ maxLength: 4 }));
+    const event = fc.oneof(
+      fc.dictionary(
+        fc.constantFrom('kind', 'amount', 'timestamp', 'other'),
+        fc.oneof(fc.jsonValue(), fc.constantFrom('x', 5, '2024-05-01T00:00:00Z')),
+      ),
+      fc.jsonValue(),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.record({ fact_id: factId, event }, { requiredKeys: [] }), async (body) => {
+        const response = await json(t.app, 'POST', `/api/v1/sessions/${id}/facts`, body);
+        if (response.statusCode === 200) {
+          accepted.add(String(body.fact_id));
+          expect(response.json().fact_count).toBe(accepted.size);
+          return;
+        }
+        expect(response.statusCode).toBe(400);
+        expect(response.json()).toEqual({ detail: expect.any(String), error_code: 'VALIDATION_ERROR' });
+      }),
+      { numRuns: 150, seed: 7 },
+    );
+    expect(accepted.size).toBeGreaterThan(0);
+    expect((await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json().fact_count).toBe(accepted.size);
   });
 
   it('describes the session routes and bodies in the OpenAPI document', async () => {
