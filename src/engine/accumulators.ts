@@ -1,6 +1,5 @@
 // Accumulate nodes (DSL contract, docs/dsl.md): their stable ids, what one fact contributes, and the single-fact aggregate.
 import type { AccumulateFunction, AccumulateNode, ConditionNode } from '../contracts/condition-dsl.ts';
-import type { Predicate } from './compile-condition.ts';
 import type { FieldGetter } from './field-path.ts';
 
 /** Aggregate value per accumulator id, e.g. from a session's working memory; null when nothing contributes. */
@@ -67,7 +66,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 /** The contribution function of a node, from its compiled where predicate and field getter. */
 export function contributionOf(
   node: AccumulateNode,
-  where: Predicate | null,
+  where: ((fact: Record<string, unknown>) => boolean) | null,
   get: FieldGetter | null,
 ): (fact: unknown) => number | undefined {
   const counts = node.function === 'count';
