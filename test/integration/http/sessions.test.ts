@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemorySessionStore } from '../../../src/sessions/memory-session-store.ts';
@@ -47,6 +48,45 @@ describe('session routes and API keys', () => {
     expect(evaluate.json().error_code).toBe('NOT_FOUND');
     const read = await json(t.app, 'GET', '/api/v1/sessions/nope', undefined, { 'x-api-key': 'key-ev' });
     expect(read.json().error_code).toBe('SESSION_NOT_FOUND');
+  });
+});
+
+/** A port nothing listens on: bound once to learn a free one, then released. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+describe('sessions over HTTP while Redis is unreachable', () => {
+  let t: TestApp;
+  let store: SessionStore;
+  beforeAll(async () => {
+    store = await openRedisSessionStore({ url: `redis://127.0.0.1:${await closedPort()}`, keyPrefix: 'x:', connectTimeoutMs: 200 });
+    t = await startTestApp('pglite', { sessionStore: store });
+  });
+  afterAll(async () => {
+    await t?.cleanup();
+    await store?.close();
+  });
+
+  it('answers 503 UNAVAILABLE (retryable) for every operation', async () => {
+    const set = await json(t.app, 'POST', '/api/v1/rulesets', { name: 'r', domain: 'd' });
+    const id = `rs-${set.json().id}-${randomUUID()}`;
+    const calls = [
+      json(t.app, 'POST', '/api/v1/sessions', { ruleset_id: set.json().id }),
+      json(t.app, 'POST', `/api/v1/sessions/${id}/facts`, { fact_id: 'f', event: {} }),
+      json(t.app, 'GET', `/api/v1/sessions/${id}`),
+      json(t.app, 'DELETE', `/api/v1/sessions/${id}/facts/f`),
+      json(t.app, 'DELETE', `/api/v1/sessions/${id}`),
+    ];
+    for (const response of await Promise.all(calls)) {
+      expect(response.statusCode, response.body).toBe(503);
+      expect(response.json().error_code).toBe('UNAVAILABLE');
+    }
   });
 });
 
