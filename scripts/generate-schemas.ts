@@ -2,7 +2,12 @@
 import { writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import { conditionNodeSchema } from '../src/contracts/condition-dsl.ts';
-import { deadLetterHeadersSchema, factMessageSchema, resultMessageSchema } from '../src/contracts/kafka-messages.ts';
+import {
+  deadLetterHeadersSchema,
+  factMessageSchema,
+  resultMessageSchema,
+  sessionResultMessageSchema,
+} from '../src/contracts/kafka-messages.ts';
 
 /** One published schema: add a row to publish another contract. */
 export interface SchemaEntry {
@@ -41,6 +46,15 @@ export const SCHEMAS: readonly SchemaEntry[] = [
     title: 'Result message (Kafka output)',
     description: 'The value of a message on the results topic (KAFKA_RESULTS_TOPIC), keyed like its input. See docs/kafka.md.',
     schema: resultMessageSchema,
+  },
+  {
+    file: 'session-result-message.schema.json',
+    source: 'src/contracts/kafka-messages.ts',
+    title: 'Session result message (Kafka output)',
+    description:
+      'The value of a message on the results topic answering a fact with a session_id, or any fact in streaming mode ' +
+      '(KAFKA_STREAMING=true, published only when activated or deactivated is non-empty); keyed like its input. See docs/kafka.md.',
+    schema: sessionResultMessageSchema,
   },
   {
     file: 'dead-letter-headers.schema.json',

@@ -7,6 +7,7 @@ import { startExecutionRetention } from './evaluation/execution-retention.ts';
 import { RuleCatalog } from './evaluation/rule-catalog.ts';
 import { ServiceMetrics } from './evaluation/service-metrics.ts';
 import { SessionEvaluator } from './evaluation/session-evaluator.ts';
+import { SessionMemoryMetrics } from './evaluation/session-metrics.ts';
 import { buildApp } from './http/app.ts';
 import type { ReadinessCheck } from './http/services.ts';
 import { type KafkaPipeline, startKafkaPipeline } from './kafka/index.ts';
@@ -76,6 +77,7 @@ async function main(): Promise<void> {
     maxFacts: config.sessions.maxFacts,
     timestampField: config.sessions.timestampField,
     ...(metrics === undefined ? {} : { observer: metrics.observe }),
+    ...(engineMetrics === undefined ? {} : { writes: new SessionMemoryMetrics({ metrics: engineMetrics }) }),
   });
 
   const retention = startExecutionRetention({
@@ -93,7 +95,7 @@ async function main(): Promise<void> {
   let kafka: KafkaPipeline | undefined;
   // Kafka: facts in, results out, rule changes broadcast; readiness and lag reach HTTP only through these callbacks.
   if (config.kafka.brokers.length > 0) {
-    kafka = await startKafkaPipeline({ config: config.kafka, evaluator, rules: catalog, logger, logLevel: config.log.level });
+    kafka = await startKafkaPipeline({ config: config.kafka, evaluator, sessions, rules: catalog, logger, logLevel: config.log.level });
     const pipeline = kafka;
     readiness.kafka = () => pipeline.state().ready;
     if (metrics !== undefined) registerKafkaMetrics(metrics.registry, pipeline);

@@ -30,8 +30,14 @@ export const factMessageSchema = z
       .refine((facts) => !nestsDeeperThan(facts, MAX_FACT_DEPTH), `must not be nested deeper than ${MAX_FACT_DEPTH} levels`)
       .describe('The fact: an object of named fields, as in POST /api/v1/evaluate.'),
     domain: ruleFieldSchemas.domain.nullish().describe("Only this domain's rules are evaluated; every domain when absent, as over HTTP."),
-    session_id: optionalText(200).describe('Reserved for stateful sessions; accepted and currently evaluated statelessly.'),
-    fact_id: optionalText(200).describe('Reserved for stateful sessions; accepted and currently ignored.'),
+    session_id: optionalText(200).describe(
+      'Adds the fact to this session (POST /api/v1/sessions) and publishes the session result; the session evaluates its ' +
+        "ruleset's domain, so domain must then be absent. Unknown or expired: dead letter SESSION_NOT_FOUND.",
+    ),
+    fact_id: optionalText(200).describe(
+      'The fact id within the session (same id replaces the fact). Absent: kafka:<topic>:<partition>:<offset>, so a ' +
+        'redelivered message replaces its own fact instead of counting twice.',
+    ),
   })
   .describe('A fact to evaluate, read from the facts topic.');
 export type FactMessage = z.output<typeof factMessageSchema>;
@@ -57,6 +63,25 @@ export const resultMessageSchema = z
   })
   .describe('The evaluation of one fact message, written to the results topic.');
 export type ResultMessage = z.infer<typeof resultMessageSchema>;
+
+/** The value of a results-topic message answering a session fact (session_id given, or KAFKA_STREAMING); keyed by the input key. */
+export const sessionResultMessageSchema = z
+  .strictObject({
+    session_id: z.string().describe('The session the fact was added to; stream:<domain>:<key> for a streaming key.'),
+    fact_id: z.string().describe('The fact id it was stored under.'),
+    execution_id: z.string().describe('Id of the recorded execution (source "session"): GET /api/v1/executions/{id}.'),
+    fired_rules: z.array(z.number().int()).describe('Every rule of the session that holds now, in fired order.'),
+    actions: z.array(z.string()).describe('Distinct actions of the fired rules, in fired_rules order.'),
+    activated: z.array(z.number().int()).describe('Rules in fired_rules that did not hold after the previous write.'),
+    deactivated: z.array(z.number().int()).describe('Rules that held after the previous write and no longer do.'),
+    fact_count: z.number().int().min(0).describe('Facts in the working memory after this write.'),
+    replaced: z.boolean().describe('The fact id was already present and its fact was replaced.'),
+    latency_ms: z.number().describe('Milliseconds for the whole write: working memory plus evaluation.'),
+    revision: z.number().int().min(0).describe('The rule revision the evaluation used.'),
+    source: sourcePositionSchema.describe('The input message this result answers.'),
+  })
+  .describe('The evaluation of a session after one fact message, written to the results topic.');
+export type SessionResultMessage = z.infer<typeof sessionResultMessageSchema>;
 
 /** Header names the dead-letter topic adds; the value and key are the original bytes. */
 export const DEAD_LETTER_HEADERS = {

@@ -15,6 +15,8 @@ export interface SessionEvaluatorOptions {
   sessions: SessionStore;
   executions: Pick<ExecutionsRepository, 'record'>;
   observer?: EvaluationObserver;
+  /** Told about every session write and delete; feeds working_memory_size and node_memory.hit_rate. */
+  writes?: SessionWriteObserver;
   /** RULES_SESSION_MAX_FACTS. */
   maxFacts: number;
   /** RULES_SESSION_TIMESTAMP_FIELD; default `timestamp`. */
@@ -23,6 +25,13 @@ export interface SessionEvaluatorOptions {
   implicitTtlSeconds?: number;
   /** Wall clock in epoch ms: session times, arrival time and the end of every window. Default Date.now. */
   clock?: () => number;
+}
+
+/** Sees each session write as it is answered (src/evaluation/session-metrics.ts). */
+export interface SessionWriteObserver {
+  /** One add or retract: the working memory's size after it, and whether the fired set changed. */
+  written(sessionId: string, factCount: number, changed: boolean): void;
+  deleted(sessionId: string): void;
 }
 
 /** A session as transports show it; times are ISO 8601. */
@@ -147,6 +156,7 @@ export class SessionEvaluator {
   /** Deletes the session and its working memory; SESSION_NOT_FOUND when unknown or expired. */
   async delete(sessionId: string): Promise<void> {
     if (!STORE_ID.test(sessionId) || !(await this.#options.sessions.delete(sessionId))) throw sessionNotFound(sessionId);
+    this.#options.writes?.deleted(sessionId);
   }
 
   /** Adds a fact (or replaces the fact with the same id) and evaluates; SESSION_NOT_FOUND, SESSION_FULL, VALIDATION_ERROR. */
@@ -249,6 +259,9 @@ export class SessionEvaluator {
       created_at: iso(wallMs),
     });
     this.#options.observer?.('session', result);
+    const activated = result.fired_rules.filter((id) => !previous.has(id));
+    const deactivated = stored.previous.filter((id) => !now.has(id));
+    this.#options.writes?.written(sessionId, written.factCount, activated.length > 0 || deactivated.length > 0);
     return {
       session_id: sessionId,
       fact_id: factId,
@@ -256,8 +269,8 @@ export class SessionEvaluator {
       fired_rules: result.fired_rules,
       actions: result.actions,
       latency_ms: performance.now() - started,
-      activated: result.fired_rules.filter((id) => !previous.has(id)),
-      deactivated: stored.previous.filter((id) => !now.has(id)),
+      activated,
+      deactivated,
       fact_count: written.factCount,
       revision: engine.revision,
       replaced,

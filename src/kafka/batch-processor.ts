@@ -1,10 +1,12 @@
 // Turns a run of input messages into result and dead-letter records, stopping at the first message that must be retried.
 import type { Message } from 'kafkajs';
 import type { FactMessage, SourcePosition } from '../contracts/kafka-messages.ts';
+import type { SessionEvaluation } from '../evaluation/session-evaluator.ts';
 import type { RegistryDecoder } from './fact-codec.ts';
 import { decodeFactValue } from './fact-codec.ts';
 import { decideFailure } from './failure-policy.ts';
-import { deadLetterRecord, type InputMessage, type KafkaEvaluation, resultRecord } from './result-message.ts';
+import { deadLetterRecord, type InputMessage, type KafkaEvaluation, resultRecord, sessionResultRecord } from './result-message.ts';
+import type { SessionRouter, SessionWork } from './session-routing.ts';
 
 /** Evaluates one decoded fact message through the evaluate use case (the one POST /api/v1/evaluate uses). */
 export type EvaluateFactMessage = (message: FactMessage) => KafkaEvaluation | Promise<KafkaEvaluation>;
@@ -12,7 +14,7 @@ export type EvaluateFactMessage = (message: FactMessage) => KafkaEvaluation | Pr
 export interface ProcessedRun {
   results: Message[];
   deadLetters: Message[];
-  /** Offset of the last message answered (result or dead letter), or undefined when none was. */
+  /** Offset of the last message answered (result, dead letter, or a streaming write with nothing to publish). */
   lastHandledOffset: string | undefined;
   /** The first message that failed transiently: it and everything after it are left for redelivery. */
   retry: { offset: string; attempt: number; reason: string } | undefined;
@@ -21,38 +23,79 @@ export interface ProcessedRun {
 export interface BatchProcessorOptions {
   decoder: RegistryDecoder | undefined;
   evaluate: EvaluateFactMessage;
+  /** Routes session_id messages (and, in streaming mode, every message) to a session; absent: everything is stateless. */
+  sessions?: SessionRouter;
   /** Unexpected (uncoded) failures of one message are retried this many times before it is dead-lettered. */
   maxUnexpectedAttempts: number;
 }
 
-type Outcome = { ok: true; evaluation: KafkaEvaluation } | { ok: false; error: unknown };
+type Outcome =
+  | { ok: true; evaluation: KafkaEvaluation }
+  | { ok: true; session: SessionEvaluation; publish: boolean }
+  // A session write not attempted because an earlier write to the same session must be retried first.
+  | { ok: false; error: unknown; held?: true };
+
+type Decoded = { ok: true; fact: FactMessage } | { ok: false; error: unknown };
 
 export class BatchProcessor {
   readonly #options: BatchProcessorOptions;
   // Failed attempts per message still awaiting redelivery, keyed topic/partition/offset.
   readonly #attempts = new Map<string, number>();
+  // Session writes already applied but not yet delivered, per topic/partition then offset: a redelivery reuses them,
+  // so a write is never applied twice by this instance and its activated/deactivated are never lost.
+  readonly #applied = new Map<string, Map<string, Outcome>>();
 
   constructor(options: BatchProcessorOptions) {
     this.#options = options;
   }
 
   async process(topic: string, partition: number, messages: readonly InputMessage[]): Promise<ProcessedRun> {
-    // JSON facts decode and evaluate synchronously; only registry lookups (or an async evaluator) leave promises to wait for.
-    const pending = messages.map((message) => this.#evaluate(message));
-    const outcomes = pending.some((outcome) => outcome instanceof Promise) ? await Promise.all(pending) : (pending as Outcome[]);
+    // JSON facts decode synchronously; only registry lookups leave promises to wait for.
+    const pending = messages.map((message) => this.#decode(message));
+    const decoded = pending.some((item) => item instanceof Promise) ? await Promise.all(pending) : (pending as Decoded[]);
+    const applied = this.#applied.get(`${topic}/${partition}`);
+    // Session writes to one session run one after another in offset order; a write that must be retried holds back the rest.
+    const lanes = new Map<string, Promise<boolean>>();
+    const evaluated = messages.map((message, index): Outcome | Promise<Outcome> => {
+      const cached = applied?.get(message.offset);
+      if (cached !== undefined) return cached;
+      const item = decoded[index]!;
+      if (!item.ok) return item;
+      const source: SourcePosition = { topic, partition, offset: message.offset };
+      let work: SessionWork | undefined;
+      try {
+        work = this.#options.sessions?.(item.fact, { key: message.key, source });
+      } catch (error) {
+        return failed(error);
+      }
+      if (work === undefined) return this.#evaluateFact(item.fact);
+      const sessionWork = work;
+      const previous = lanes.get(sessionWork.lane) ?? Promise.resolve(true);
+      const outcome = previous.then((go) => (go ? this.#write(sessionWork, source) : held()));
+      lanes.set(
+        sessionWork.lane,
+        outcome.then((done) => done.ok || (done.held !== true && !this.#mustRetry(done.error, source))),
+      );
+      return outcome;
+    });
+    const outcomes = evaluated.some((outcome) => outcome instanceof Promise) ? await Promise.all(evaluated) : (evaluated as Outcome[]);
     const run: ProcessedRun = { results: [], deadLetters: [], lastHandledOffset: undefined, retry: undefined };
     for (const [index, outcome] of outcomes.entries()) {
       const message = messages[index]!;
       const source: SourcePosition = { topic, partition, offset: message.offset };
-      const key = `${topic}/${partition}/${message.offset}`;
+      const key = attemptKey(source);
       if (outcome.ok) {
-        run.results.push(resultRecord(message, outcome.evaluation, source));
+        if ('evaluation' in outcome) run.results.push(resultRecord(message, outcome.evaluation, source));
+        else if (outcome.publish) run.results.push(sessionResultRecord(message, outcome.session, source));
       } else {
-        const attempt = (this.#attempts.get(key) ?? 0) + 1;
-        const decision = decideFailure(outcome.error, attempt, this.#options.maxUnexpectedAttempts);
+        const attempt = (this.#attempts.get(key) ?? 0) + (outcome.held === true ? 0 : 1);
+        const decision =
+          outcome.held === true
+            ? ({ kind: 'retry', reason: 'an earlier write to the same session must be retried first' } as const)
+            : decideFailure(outcome.error, attempt, this.#options.maxUnexpectedAttempts);
         if (decision.kind === 'retry') {
-          this.#attempts.set(key, attempt);
-          run.retry = { offset: message.offset, attempt, reason: decision.reason };
+          if (outcome.held !== true) this.#attempts.set(key, attempt);
+          run.retry = { offset: message.offset, attempt: Math.max(1, attempt), reason: decision.reason };
           break;
         }
         run.deadLetters.push(deadLetterRecord(message, source, decision));
@@ -63,18 +106,31 @@ export class BatchProcessor {
     return run;
   }
 
-  /** Forgets retry counts of partitions this instance no longer owns. */
+  /** Called once a run is delivered: applied session writes up to that offset are no longer needed for redelivery. */
+  delivered(topic: string, partition: number, lastOffset: string): void {
+    const applied = this.#applied.get(`${topic}/${partition}`);
+    if (applied === undefined) return;
+    const last = BigInt(lastOffset);
+    for (const offset of applied.keys()) if (BigInt(offset) <= last) applied.delete(offset);
+    if (applied.size === 0) this.#applied.delete(`${topic}/${partition}`);
+  }
+
+  /** Forgets retry counts and applied writes of partitions this instance no longer owns. */
   forgetPartitionsExcept(topic: string, owned: ReadonlySet<number>): void {
     for (const key of this.#attempts.keys()) {
       const [keyTopic, keyPartition] = key.split('/');
       if (keyTopic === topic && !owned.has(Number(keyPartition))) this.#attempts.delete(key);
     }
+    for (const key of this.#applied.keys()) {
+      const [keyTopic, keyPartition] = key.split('/');
+      if (keyTopic === topic && !owned.has(Number(keyPartition))) this.#applied.delete(key);
+    }
   }
 
-  #evaluate(message: InputMessage): Outcome | Promise<Outcome> {
+  #decode(message: InputMessage): Decoded | Promise<Decoded> {
     try {
       const fact = decodeFactValue(message.value, this.#options.decoder);
-      return fact instanceof Promise ? fact.then((decoded) => this.#evaluateFact(decoded), failed) : this.#evaluateFact(fact);
+      return fact instanceof Promise ? fact.then(decodedFact, failed) : decodedFact(fact);
     } catch (error) {
       return failed(error);
     }
@@ -88,12 +144,48 @@ export class BatchProcessor {
       return failed(error);
     }
   }
+
+  async #write(work: SessionWork, source: SourcePosition): Promise<Outcome> {
+    let session: SessionEvaluation;
+    try {
+      session = await work.run();
+    } catch (error) {
+      return failed(error);
+    }
+    const outcome: Outcome = { ok: true, session, publish: work.publishes(session) };
+    const partitionKey = `${source.topic}/${source.partition}`;
+    let applied = this.#applied.get(partitionKey);
+    if (applied === undefined) {
+      applied = new Map();
+      this.#applied.set(partitionKey, applied);
+    }
+    applied.set(source.offset, outcome);
+    return outcome;
+  }
+
+  /** Whether the failure will be retried (as the walk over outcomes will decide it). */
+  #mustRetry(error: unknown, source: SourcePosition): boolean {
+    const attempt = (this.#attempts.get(attemptKey(source)) ?? 0) + 1;
+    return decideFailure(error, attempt, this.#options.maxUnexpectedAttempts).kind === 'retry';
+  }
+}
+
+function attemptKey(source: SourcePosition): string {
+  return `${source.topic}/${source.partition}/${source.offset}`;
+}
+
+function decodedFact(fact: FactMessage): Decoded {
+  return { ok: true, fact };
 }
 
 function succeeded(evaluation: KafkaEvaluation): Outcome {
   return { ok: true, evaluation };
 }
 
-function failed(error: unknown): Outcome {
+function failed(error: unknown): { ok: false; error: unknown } {
   return { ok: false, error };
+}
+
+function held(): Outcome {
+  return { ok: false, error: undefined, held: true };
 }

@@ -122,6 +122,7 @@ export class FactConsumer {
           return;
         }
         this.#failures.delete(partition);
+        this.#options.processor.delivered(topic, partition, processed.lastHandledOffset);
         // The fetch position moves past the run only once it is delivered; unresolved messages are fetched again.
         resolveOffset(processed.lastHandledOffset);
       }

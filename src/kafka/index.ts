@@ -12,11 +12,13 @@ import type { KafkaEvaluation } from './result-message.ts';
 import { AtLeastOnceOutput, type ResultOutput } from './result-output.ts';
 import { RuleChangelog } from './rule-changelog.ts';
 import { connectSchemaRegistry, createRegistryDecoder } from './schema-registry-decoder.ts';
+import { type KafkaSessions, sessionRouter } from './session-routing.ts';
 import { ensureTopics } from './topics.ts';
 import { TransactionalOutput } from './transactional-output.ts';
 
 export type { EvaluateFactMessage } from './batch-processor.ts';
 export type { KafkaEvaluation } from './result-message.ts';
+export type { KafkaSessions } from './session-routing.ts';
 
 /** The rule catalog as the changelog needs it: a way to reload from the store, and a hook for local changes. */
 export interface RuleCatalogHooks {
@@ -48,6 +50,11 @@ export interface KafkaPipelineDeps {
   config: KafkaConfig;
   /** The evaluate use case shared with POST /api/v1/evaluate. */
   evaluator: KafkaEvaluator;
+  /**
+   * The session use case shared with /api/v1/sessions: facts with a session_id (and, with config.streaming, every fact)
+   * are added to sessions. Absent: such facts are dead-lettered (VALIDATION_ERROR).
+   */
+  sessions?: KafkaSessions;
   /** Absent: rule changes are not broadcast (single instance, or tests of the facts flow alone). */
   rules?: RuleCatalogHooks;
   logger: Logger;
@@ -83,6 +90,8 @@ export interface KafkaPipelineState extends ConsumerState {
   /** True while the consumer is in the group and consuming. */
   ready: boolean;
   mode: 'at-least-once' | 'exactly-once';
+  /** True with KAFKA_STREAMING: every keyed fact goes to its key's session and only changes are published. */
+  streaming: boolean;
   group_id: string;
   topic: string;
 }
@@ -137,6 +146,7 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
     const processor = new BatchProcessor({
       decoder: config.schemaRegistryUrl === undefined ? undefined : createRegistryDecoder(connectSchemaRegistry(config.schemaRegistryUrl)),
       evaluate: evaluateWith(deps.evaluator),
+      sessions: sessionRouter(deps.sessions, config.streaming),
       maxUnexpectedAttempts: tuning.maxUnexpectedAttempts,
     });
 
@@ -163,7 +173,10 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
     // Stopped first: the batch in hand finishes and commits while the producers are still connected.
     cleanups.push(() => consumer.stop());
     await consumer.start();
-    log.info({ brokers: config.brokers, topic: config.factsTopic, group_id: config.groupId, mode: output.mode }, 'Kafka pipeline started');
+    log.info(
+      { brokers: config.brokers, topic: config.factsTopic, group_id: config.groupId, mode: output.mode, streaming: config.streaming },
+      'Kafka pipeline started',
+    );
 
     let stopping: Promise<void> | undefined;
     return {
@@ -173,7 +186,14 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
       },
       state: () => {
         const state = consumer.state();
-        return { ...state, ready: state.status === 'running', mode: output.mode, group_id: config.groupId, topic: config.factsTopic };
+        return {
+          ...state,
+          ready: state.status === 'running',
+          mode: output.mode,
+          streaming: config.streaming,
+          group_id: config.groupId,
+          topic: config.factsTopic,
+        };
       },
       lag: () => readLag(admin, config.groupId, config.factsTopic),
       publishRuleChange: async (change) => {

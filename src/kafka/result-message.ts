@@ -1,6 +1,7 @@
 // Builds the outgoing messages: a result for an evaluated fact, a dead letter for one that can never be evaluated.
 import type { IHeaders, Message } from 'kafkajs';
-import type { ResultMessage, SourcePosition } from '../contracts/kafka-messages.ts';
+import type { ResultMessage, SessionResultMessage, SourcePosition } from '../contracts/kafka-messages.ts';
+import type { SessionEvaluation } from '../evaluation/session-evaluator.ts';
 import { deadLetterHeaders, resultHeaders } from './headers.ts';
 
 /** What the evaluate use case answers for one fact, as the result message needs it. */
@@ -37,6 +38,28 @@ export function buildResult(evaluation: KafkaEvaluation, source: SourcePosition)
 /** The result message, keyed like its input so one key's results share a partition and keep input order. */
 export function resultRecord(input: InputMessage, evaluation: KafkaEvaluation, source: SourcePosition): Message {
   return { key: input.key, value: JSON.stringify(buildResult(evaluation, source)), headers: resultHeaders(input.headers) };
+}
+
+export function buildSessionResult(evaluation: SessionEvaluation, source: SourcePosition): SessionResultMessage {
+  return {
+    session_id: evaluation.session_id,
+    fact_id: evaluation.fact_id,
+    execution_id: evaluation.execution_id,
+    fired_rules: evaluation.fired_rules,
+    actions: evaluation.actions,
+    activated: evaluation.activated,
+    deactivated: evaluation.deactivated,
+    fact_count: evaluation.fact_count,
+    replaced: evaluation.replaced,
+    latency_ms: evaluation.latency_ms,
+    revision: evaluation.revision,
+    source,
+  };
+}
+
+/** The session result message, keyed and headed like a stateless result. */
+export function sessionResultRecord(input: InputMessage, evaluation: SessionEvaluation, source: SourcePosition): Message {
+  return { key: input.key, value: JSON.stringify(buildSessionResult(evaluation, source)), headers: resultHeaders(input.headers) };
 }
 
 /** The dead letter: original key and value bytes untouched, original headers plus the reason and the source position. */

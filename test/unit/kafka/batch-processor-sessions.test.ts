@@ -1,0 +1,218 @@
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../../../src/errors.ts';
+import type { SessionEvaluation } from '../../../src/evaluation/session-evaluator.ts';
+import { BatchProcessor } from '../../../src/kafka/batch-processor.ts';
+import type { InputMessage, KafkaEvaluation } from '../../../src/kafka/result-message.ts';
+import { type KafkaSessions, sessionRouter } from '../../../src/kafka/session-routing.ts';
+
+const stateless = (): KafkaEvaluation => ({ execution_id: 'e', fired_rules: [], actions: [], latency_ms: 0, domain: null, revision: 1 });
+
+const message = (offset: number, value: unknown, key: string | null = 'k'): InputMessage => ({
+  key: key === null ? null : Buffer.from(key),
+  value: Buffer.from(JSON.stringify(value)),
+  offset: String(offset),
+  headers: { 'correlation-id': `c-${offset}` },
+});
+
+const bodyOf = (record: { value: unknown }) => JSON.parse(String(record.value)) as Record<string, unknown>;
+
+/** An in-memory stand-in for the session use case: counts facts per session, fires rule 1 from three facts on. */
+class FakeSessions implements KafkaSessions {
+  readonly applied: string[] = [];
+  readonly facts = new Map<string, Set<string>>();
+  /** Fact ids whose next write fails with this error (once). */
+  readonly failOnce = new Map<string, Error>();
+  /** Per session id, milliseconds a write waits before applying, to shake out ordering. */
+  readonly delays = new Map<string, number>();
+  readonly known = new Set<string>(['s-a', 's-b']);
+
+  async addFact(sessionId: string, factId: string, event: Record<string, unknown>): Promise<SessionEvaluation> {
+    if (!this.known.has(sessionId)) throw new AppError('SESSION_NOT_FOUND', `Session '${sessionId}' does not exist or has expired.`);
+    return this.#apply(sessionId, factId, event);
+  }
+
+  async addFactToImplicitSession(key: string, domain: string, factId: string, event: Record<string, unknown>): Promise<SessionEvaluation> {
+    return this.#apply(`stream:${domain}:${key}`, factId, event);
+  }
+
+  async #apply(sessionId: string, factId: string, _event: Record<string, unknown>): Promise<SessionEvaluation> {
+    await new Promise((resolve) => setTimeout(resolve, this.delays.get(sessionId) ?? 0));
+    const failure = this.failOnce.get(factId);
+    if (failure !== undefined) {
+      this.failOnce.delete(factId);
+      throw failure;
+    }
+    const facts = this.facts.get(sessionId) ?? new Set<string>();
+    const before = facts.size >= 3;
+    facts.add(factId);
+    this.facts.set(sessionId, facts);
+    this.applied.push(`${sessionId}/${factId}`);
+    const after = facts.size >= 3;
+    return {
+      session_id: sessionId,
+      fact_id: factId,
+      execution_id: `x-${this.applied.length}`,
+      fired_rules: after ? [1] : [],
+      actions: after ? ['lock'] : [],
+      latency_ms: 1,
+      activated: after && !before ? [1] : [],
+      deactivated: before && !after ? [1] : [],
+      fact_count: facts.size,
+      revision: 3,
+      replaced: false,
+    };
+  }
+}
+
+function processorFor(sessions: FakeSessions, streaming = false): BatchProcessor {
+  return new BatchProcessor({
+    decoder: undefined,
+    evaluate: stateless,
+    sessions: sessionRouter(sessions, streaming),
+    maxUnexpectedAttempts: 3,
+  });
+}
+
+describe('BatchProcessor with sessions', () => {
+  it('publishes a session result per session fact, carrying key and headers, beside stateless results', async () => {
+    const sessions = new FakeSessions();
+    const run = await processorFor(sessions).process('facts', 0, [
+      message(0, { facts: { n: 1 }, session_id: 's-a', fact_id: 'f1' }, 'user-1'),
+      message(1, { facts: { n: 2 } }),
+      message(2, { facts: { n: 3 }, session_id: 's-a' }, 'user-1'),
+    ]);
+    expect(run.deadLetters).toEqual([]);
+    expect(run.lastHandledOffset).toBe('2');
+    expect(run.results.map(bodyOf)).toEqual([
+      {
+        session_id: 's-a',
+        fact_id: 'f1',
+        execution_id: 'x-1',
+        fired_rules: [],
+        actions: [],
+        activated: [],
+        deactivated: [],
+        fact_count: 1,
+        replaced: false,
+        latency_ms: 1,
+        revision: 3,
+        source: { topic: 'facts', partition: 0, offset: '0' },
+      },
+      expect.objectContaining({ execution_id: 'e', source: { topic: 'facts', partition: 0, offset: '1' } }),
+      expect.objectContaining({ session_id: 's-a', fact_id: 'kafka:facts:0:2', fact_count: 2 }),
+    ]);
+    expect(String(run.results[0]!.key)).toBe('user-1');
+    expect(String(run.results[0]!.headers?.['correlation-id'])).toBe('c-0');
+  });
+
+  it('applies writes to one session in offset order even when they are slow, and other sessions alongside', async () => {
+    const sessions = new FakeSessions();
+    sessions.delays.set('s-a', 15);
+    const input = [0, 1, 2, 3, 4, 5].map((offset) =>
+      message(offset, { facts: {}, session_id: offset % 2 === 0 ? 's-a' : 's-b', fact_id: `f${offset}` }),
+    );
+    const run = await processorFor(sessions).process('facts', 0, input);
+    expect(run.results).toHaveLength(6);
+    expect(sessions.applied.filter((entry) => entry.startsWith('s-a/'))).toEqual(['s-a/f0', 's-a/f2', 's-a/f4']);
+    expect(sessions.applied.filter((entry) => entry.startsWith('s-b/'))).toEqual(['s-b/f1', 's-b/f3', 's-b/f5']);
+    // s-b did not wait for the slow s-a.
+    expect(sessions.applied.slice(0, 3)).toEqual(['s-b/f1', 's-b/f3', 's-b/f5']);
+  });
+
+  it('dead-letters an unknown session with SESSION_NOT_FOUND and answers the messages around it', async () => {
+    const sessions = new FakeSessions();
+    const run = await processorFor(sessions).process('facts', 1, [
+      message(0, { facts: {}, session_id: 's-a' }),
+      message(1, { facts: {}, session_id: 'gone' }),
+      message(2, { facts: {}, session_id: 's-a' }),
+    ]);
+    expect(run.results.map((record) => (bodyOf(record).source as { offset: string }).offset)).toEqual(['0', '2']);
+    expect(run.deadLetters).toHaveLength(1);
+    expect(String(run.deadLetters[0]!.headers?.error_code)).toBe('SESSION_NOT_FOUND');
+    expect(String(run.deadLetters[0]!.headers?.error_detail)).toBe("Session 'gone' does not exist or has expired.");
+    expect(run.lastHandledOffset).toBe('2');
+  });
+
+  it('holds back later writes to a session whose write must be retried, and reuses writes already applied on redelivery', async () => {
+    const sessions = new FakeSessions();
+    sessions.failOnce.set('a2', new AppError('UNAVAILABLE', 'Session store (Redis) is unavailable; try again later.'));
+    const processor = processorFor(sessions);
+    const input = [
+      message(0, { facts: {}, session_id: 's-a', fact_id: 'a1' }),
+      message(1, { facts: {}, session_id: 's-a', fact_id: 'a2' }),
+      message(2, { facts: {}, session_id: 's-b', fact_id: 'b1' }),
+      message(3, { facts: {}, session_id: 's-a', fact_id: 'a3' }),
+    ];
+    const first = await processor.process('facts', 0, input);
+    expect(first.retry).toMatchObject({ offset: '1', attempt: 1 });
+    expect(first.lastHandledOffset).toBe('0');
+    expect(first.results).toHaveLength(1);
+    expect(first.deadLetters).toEqual([]);
+    // a3 waited for a2; b1 (another session) went ahead and is kept for the redelivery.
+    expect(sessions.applied).toEqual(['s-a/a1', 's-b/b1']);
+    processor.delivered('facts', 0, first.lastHandledOffset!);
+
+    const second = await processor.process('facts', 0, input.slice(1));
+    expect(second.retry).toBeUndefined();
+    expect(second.lastHandledOffset).toBe('3');
+    expect(sessions.applied).toEqual(['s-a/a1', 's-b/b1', 's-a/a2', 's-a/a3']);
+    expect(second.results.map((record) => bodyOf(record).fact_id)).toEqual(['a2', 'b1', 'a3']);
+    // The third fact of s-a activates rule 1 exactly once.
+    expect(second.results.map((record) => bodyOf(record).activated)).toEqual([[], [], [1]]);
+  });
+
+  it('replays a run whose delivery failed from the writes it applied, without applying them again', async () => {
+    const sessions = new FakeSessions();
+    const processor = processorFor(sessions, true);
+    const input = [1, 2, 3].map((offset) => message(offset, { facts: {}, domain: 'auth' }, 'user-9'));
+    const first = await processor.process('facts', 0, input);
+    // Delivery failed: nothing is marked delivered and the run comes again.
+    const again = await processor.process('facts', 0, input);
+    expect(sessions.applied).toEqual([
+      'stream:auth:user-9/kafka:facts:0:1',
+      'stream:auth:user-9/kafka:facts:0:2',
+      'stream:auth:user-9/kafka:facts:0:3',
+    ]);
+    expect(again.results.map(bodyOf)).toEqual(first.results.map(bodyOf));
+    expect(again.results.map((record) => bodyOf(record).activated)).toEqual([[1]]);
+    processor.delivered('facts', 0, again.lastHandledOffset!);
+    // Once delivered, the applied writes are forgotten.
+    await processor.process('facts', 0, input.slice(2));
+    expect(sessions.applied).toHaveLength(4);
+  });
+
+  it('in streaming mode publishes only writes that change the fired set, and dead-letters keyless or domainless facts', async () => {
+    const sessions = new FakeSessions();
+    const run = await processorFor(sessions, true).process('facts', 0, [
+      message(0, { facts: {}, domain: 'auth' }, 'u'),
+      message(1, { facts: {}, domain: 'auth' }, null),
+      message(2, { facts: {}, domain: 'auth' }, 'u'),
+      message(3, { facts: {} }, 'u'),
+      message(4, { facts: {}, domain: 'auth' }, 'u'),
+      message(5, { facts: {}, domain: 'auth' }, 'u'),
+    ]);
+    expect(run.lastHandledOffset).toBe('5');
+    expect(run.results.map(bodyOf)).toEqual([
+      expect.objectContaining({
+        session_id: 'stream:auth:u',
+        activated: [1],
+        fact_count: 3,
+        source: { topic: 'facts', partition: 0, offset: '4' },
+      }),
+    ]);
+    expect(run.deadLetters.map((record) => [String(record.headers?.source_offset), String(record.headers?.error_code)])).toEqual([
+      ['1', 'VALIDATION_ERROR'],
+      ['3', 'VALIDATION_ERROR'],
+    ]);
+  });
+
+  it('forgets applied writes of partitions it no longer owns', async () => {
+    const sessions = new FakeSessions();
+    const processor = processorFor(sessions);
+    const input = [message(0, { facts: {}, session_id: 's-a', fact_id: 'a1' })];
+    await processor.process('facts', 4, input);
+    processor.forgetPartitionsExcept('facts', new Set([0]));
+    await processor.process('facts', 4, input);
+    expect(sessions.applied).toEqual(['s-a/a1', 's-a/a1']);
+  });
+});
