@@ -1,110 +1,257 @@
-// Session add-fact cost: in-process vs Redis, and whether it grows with working memory size (it should not).
-// Usage: npm run bench:sessions [-- --adds 2000]   (REDIS_URL, default redis://127.0.0.1:6379)
+// Session add-fact end to end: SessionEvaluator.addFact over 100 rules of one domain (20 accumulate) into sessions holding
+// 10,000 facts, on Redis beside a bare EVALSHA round trip over the same connection (the floor), and on the in-process store.
+// Usage: npm run bench:sessions [-- --facts 10000 --adds 5000 --in-flight 16 --sessions 4 --replace-share 0.25 --seed 1]
+// (REDIS_URL, default redis://127.0.0.1:6379; keys under a unique prefix, removed at the end)
 import { randomUUID } from 'node:crypto';
+import os from 'node:os';
 import { Redis } from 'ioredis';
+import { RuleCatalog } from '../src/evaluation/rule-catalog.ts';
+import { type SessionEvaluation, SessionEvaluator } from '../src/evaluation/session-evaluator.ts';
 import { MemorySessionStore } from '../src/sessions/memory-session-store.ts';
-import { openRedisSessionStore } from '../src/sessions/redis-session-store.ts';
-import type { AccumulatorSpec, Contribution, SessionStore } from '../src/sessions/session-store.ts';
+import { RedisSessionStore, sessionRedisOptions } from '../src/sessions/redis-session-store.ts';
+import type { SessionStore } from '../src/sessions/session-store.ts';
+import type { Ruleset } from '../src/store/types.ts';
+import { UsageError } from './lib/cli-options.ts';
+import { machineHeader } from './lib/machine.ts';
+import { mulberry32, type Random } from './lib/prng.ts';
+import { type LoadResult, runLoad } from './lib/session-load.ts';
+import { parseSessionBenchOptions, type SessionBenchOptions } from './lib/session-options.ts';
+import { renderSessionTable, type SessionRow, sessionTargetLines } from './lib/session-report.ts';
+import { eventTime, FactIds, SESSION_DOMAIN, sessionEvent, sessionRules } from './lib/session-workload.ts';
 
-const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const addsArg = process.argv.indexOf('--adds');
-const ADDS = addsArg > 0 ? Number(process.argv[addsArg + 1]) : 2000;
-const PRELOADS = [0, 1000, 9000];
-const T0 = Date.parse('2026-01-01T00:00:00Z');
-const MINUTE = 60_000;
+const RULES = 100;
+const ACCUMULATES = 20;
+const RULESET_ID = 1;
+const T0 = Date.parse('2026-03-02T08:00:00Z');
+/** One fact per second of event time in each session, so windows evict steadily as the clock moves on. */
+const FACT_INTERVAL_MS = 1_000;
+const PRELOAD_IN_FLIGHT = 16;
 
-// A realistic ruleset: failed logins in 10 minutes, spend today (sum, avg, max), all-time count.
-const SPECS: AccumulatorSpec[] = [
-  { id: 'failed.10m', fn: 'count', windowMs: 10 * MINUTE },
-  { id: 'spend.day', fn: 'sum', windowMs: 24 * 60 * MINUTE },
-  { id: 'spend.avg', fn: 'avg' },
-  { id: 'spend.max', fn: 'max', windowMs: 24 * 60 * MINUTE },
-  { id: 'all.count', fn: 'count' },
-];
+/** The floor: the cheapest script Redis can run, sent as EVALSHA by the same client the session store uses. */
+type FloorClient = Redis & { benchFloor(): Promise<unknown> };
 
-function contributions(i: number): Contribution[] {
-  const amount = (i * 37) % 500;
-  return [
-    ...(i % 3 === 0 ? [{ accumulatorId: 'failed.10m', value: 1 }] : []),
-    { accumulatorId: 'spend.day', value: amount },
-    { accumulatorId: 'spend.avg', value: amount },
-    { accumulatorId: 'spend.max', value: amount },
-    { accumulatorId: 'all.count', value: 1 },
-  ];
-}
+/** The service's session use case over one store, with the bench's event-time clock and per-session fact ids. */
+class Bench {
+  readonly evaluator: SessionEvaluator;
+  readonly sessionIds: string[] = [];
+  readonly #ids = new Map<string, FactIds>();
+  readonly #random: Random;
+  readonly #options: SessionBenchOptions;
+  /** The service's wall clock as the evaluator sees it: moved forward by the bench so runs repeat. */
+  nowMs = T0;
+  replacementsPlanned = 0;
+  replaced = 0;
+  fired = 0;
 
-async function addAt(store: SessionStore, id: string, i: number): Promise<void> {
-  // One fact a second of event time, so windows evict steadily.
-  const eventTimeMs = T0 + i * 1000;
-  await store.addFact(id, {
-    factId: `f-${i}`,
-    fact: { type: i % 3 === 0 ? 'login_failed' : 'purchase', amount: (i * 37) % 500, timestamp: eventTimeMs },
-    eventTimeMs,
-    contributions: contributions(i),
-    specs: SPECS,
-    now: eventTimeMs,
-    maxFacts: 100_000,
-  });
-}
-
-interface Row {
-  store: string;
-  preload: number;
-  addsPerSecond: number;
-  p50Us: number;
-  p99Us: number;
-}
-
-async function measure(name: string, store: SessionStore, preload: number): Promise<Row> {
-  const id = `bench-${randomUUID()}`;
-  await store.create({ id, rulesetId: 'bench', ttlSeconds: 600, now: T0 });
-  for (let i = 0; i < preload; i += 1) await addAt(store, id, i);
-  const latencies = new Float64Array(ADDS);
-  const started = performance.now();
-  for (let i = 0; i < ADDS; i += 1) {
-    const t = performance.now();
-    await addAt(store, id, preload + i);
-    latencies[i] = (performance.now() - t) * 1000;
+  constructor(catalog: RuleCatalog, sessions: SessionStore, options: SessionBenchOptions, seed: number) {
+    this.#options = options;
+    this.#random = mulberry32(seed);
+    const ruleset: Ruleset = { id: RULESET_ID, name: 'bench', domain: SESSION_DOMAIN, description: null, created_at: '', updated_at: '' };
+    this.evaluator = new SessionEvaluator({
+      catalog,
+      rulesets: { get: async (id) => (id === RULESET_ID ? ruleset : undefined) },
+      sessions,
+      // Executions are recorded into nothing: the benchmark is about working memory and evaluation.
+      executions: { record: () => undefined },
+      // Every add of a run may be a new id: the limit must not refuse one.
+      maxFacts: 10_000_000,
+      clock: () => this.nowMs,
+    });
   }
-  const elapsed = performance.now() - started;
-  await store.delete(id);
-  latencies.sort();
-  return {
-    store: name,
-    preload,
-    addsPerSecond: Math.round((ADDS / elapsed) * 1000),
-    p50Us: Math.round(latencies[Math.floor(ADDS * 0.5)] ?? 0),
-    p99Us: Math.round(latencies[Math.floor(ADDS * 0.99)] ?? 0),
-  };
+
+  async open(count: number): Promise<void> {
+    for (let i = 0; i < count; i += 1) {
+      const session = await this.evaluator.create(RULESET_ID, 3_600);
+      this.sessionIds.push(session.id);
+      this.#ids.set(session.id, new FactIds(mulberry32(this.#options.seed + i), this.#options.facts, this.#options.replaceShare));
+    }
+  }
+
+  /** Fills every session with `facts` facts (f-0 ...), one second of event time apart, ending at the current clock. */
+  async preload(): Promise<void> {
+    const sessions = this.sessionIds.length;
+    const start = this.nowMs;
+    await runLoad(this.#options.facts * sessions, PRELOAD_IN_FLIGHT, async (index) => {
+      const i = Math.floor(index / sessions);
+      this.nowMs = Math.max(this.nowMs, start + i * FACT_INTERVAL_MS);
+      const sessionId = this.sessionIds[index % sessions]!;
+      return this.evaluator.addFact(sessionId, `f-${i}`, sessionEvent(this.#random, sessionId, eventTime(this.#random, this.nowMs)));
+    });
+    this.nowMs = start + this.#options.facts * FACT_INTERVAL_MS;
+  }
+
+  /** One timed add: a new fact or a replacement, stamped a little before the clock, which moves on by `stepMs`. */
+  async add(sessionId: string, stepMs: number): Promise<SessionEvaluation> {
+    this.nowMs += stepMs;
+    const { factId, replacement } = this.#ids.get(sessionId)!.next();
+    const result = await this.evaluator.addFact(
+      sessionId,
+      factId,
+      sessionEvent(this.#random, sessionId, eventTime(this.#random, this.nowMs)),
+    );
+    if (replacement) this.replacementsPlanned += 1;
+    if (result.replaced) this.replaced += 1;
+    this.fired += result.fired_rules.length;
+    return result;
+  }
+
+  resetCounts(): void {
+    this.replacementsPlanned = 0;
+    this.replaced = 0;
+    this.fired = 0;
+  }
+
+  async close(): Promise<void> {
+    for (const id of this.sessionIds) await this.evaluator.delete(id);
+  }
+}
+
+async function timed(
+  bench: Bench,
+  sessionIds: readonly string[],
+  adds: number,
+  inFlight: number,
+  onWarm: () => Promise<unknown> = async () => undefined,
+): Promise<LoadResult> {
+  const step = FACT_INTERVAL_MS / sessionIds.length;
+  // Warm-up first: the JIT, the script cache and the connection see the same work before anything is timed.
+  await runLoad(Math.min(500, adds), inFlight, (i) => bench.add(sessionIds[i % sessionIds.length]!, step));
+  bench.resetCounts();
+  await onWarm();
+  return runLoad(adds, inFlight, (i) => bench.add(sessionIds[i % sessionIds.length]!, step));
+}
+
+interface EvalshaStats {
+  calls: number;
+  usec: number;
+}
+
+/** Redis's own count and time of EVALSHA calls (INFO commandstats): server-side script time, without the network. */
+async function evalshaStats(redis: Redis): Promise<EvalshaStats> {
+  const info = await redis.info('commandstats');
+  const match = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(info);
+  return { calls: Number(match?.[1] ?? 0), usec: Number(match?.[2] ?? 0) };
+}
+
+function describeStats(before: EvalshaStats, after: EvalshaStats, adds: number): string {
+  const calls = after.calls - before.calls;
+  const usec = after.usec - before.usec;
+  return `${calls} EVALSHA calls for ${adds} adds, ${(usec / Math.max(1, calls)).toFixed(1)} µs of Redis time per call, ${(usec / adds).toFixed(1)} µs per add`;
+}
+
+async function cleanUp(redis: Redis, prefix: string): Promise<number> {
+  let removed = 0;
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1_000);
+    cursor = next;
+    if (keys.length > 0) removed += await redis.del(...keys);
+  } while (cursor !== '0');
+  return removed;
 }
 
 async function main(): Promise<void> {
+  const options = parseSessionBenchOptions(process.argv.slice(2));
+  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const prefix = `bench:${randomUUID()}:`;
-  const rows: Row[] = [];
-  const memory = new MemorySessionStore();
-  for (const preload of PRELOADS) rows.push(await measure('in-process', memory, preload));
-  const redis = await openRedisSessionStore({ url, keyPrefix: prefix });
-  if (await redis.ping()) {
-    for (const preload of PRELOADS) rows.push(await measure('redis', redis, preload));
-  } else {
-    console.error(`Redis at ${url} is not reachable; only the in-process store was measured.`);
-  }
-  await redis.close();
-  const admin = new Redis(url, { lazyConnect: true, enableOfflineQueue: false });
+  const rules = sessionRules(RULES, ACCUMULATES, mulberry32(options.seed));
+  const catalog = await RuleCatalog.open({ rules: { all: async () => rules, revision: async () => 1 } });
+  const accumulators = catalog.engine.accumulators(SESSION_DOMAIN);
+  const windowed = accumulators.filter((a) => a.windowMs !== undefined).length;
+
+  const client = new Redis(url, { ...sessionRedisOptions(2_000), lazyConnect: true });
   try {
-    await admin.connect();
-    const keys = await admin.keys(`${prefix}*`);
-    if (keys.length > 0) await admin.del(...keys);
-  } catch {
-    // Nothing was written when Redis was away.
+    await client.connect();
+  } catch (error) {
+    console.error(`Redis at ${url} is not reachable (${(error as Error).message}); start it or set REDIS_URL.`);
+    process.exitCode = 1;
+    client.disconnect();
+    return;
+  }
+  client.defineCommand('benchFloor', { numberOfKeys: 0, lua: 'return 1' });
+  const floorClient = client as FloorClient;
+  // The store takes the same client, so the floor and the adds share one loopback connection.
+  const redisStore = new RedisSessionStore(client, prefix);
+  const redisVersion = /redis_version:(\S+)/.exec(await client.info('server'))?.[1] ?? 'unknown';
+  const admin = new Redis(url, { lazyConnect: true });
+  await admin.connect();
+
+  const rows: SessionRow[] = [];
+  const redisBench = new Bench(catalog, redisStore, options, options.seed + 1_000);
+  const memoryBench = new Bench(catalog, new MemorySessionStore(), options, options.seed + 2_000);
+  const notes: string[] = [];
+  try {
+    const loadStarted = performance.now();
+    await redisBench.open(options.sessions);
+    await redisBench.preload();
+    await memoryBench.open(1);
+    await memoryBench.preload();
+    const preloadS = (performance.now() - loadStarted) / 1_000;
+    const single = [redisBench.sessionIds[0]!];
+
+    await runLoad(1_000, 1, () => floorClient.benchFloor());
+    const floorSequential = await runLoad(options.adds, 1, () => floorClient.benchFloor());
+    await runLoad(1_000, options.inFlight, () => floorClient.benchFloor());
+    const floorConcurrent = await runLoad(options.adds * 4, options.inFlight, () => floorClient.benchFloor());
+
+    let before: EvalshaStats = { calls: 0, usec: 0 };
+    const sequential = await timed(redisBench, single, options.adds, 1, async () => {
+      before = await evalshaStats(admin);
+    });
+    const after = await evalshaStats(admin);
+    notes.push(`Redis server time during the one-in-flight add-fact row: ${describeStats(before, after, options.adds)}`);
+    notes.push(
+      `Replacements: ${redisBench.replaced} of ${options.adds} adds replaced a fact (${redisBench.replacementsPlanned} planned); ` +
+        `${(redisBench.fired / options.adds).toFixed(1)} rules fired per add on average`,
+    );
+    const spread = await timed(redisBench, redisBench.sessionIds, options.adds, options.inFlight);
+    const oneSession = await timed(redisBench, single, options.adds, options.inFlight);
+    const factCount = (await redisBench.add(single[0]!, FACT_INTERVAL_MS)).fact_count;
+    notes.push(`Session working memory after the run: ${factCount} facts (started at ${options.facts})`);
+
+    const memory = await timed(memoryBench, [memoryBench.sessionIds[0]!], options.adds, 1);
+
+    const load = `${options.inFlight} in flight`;
+    rows.push(
+      { label: 'floor: EVALSHA `return 1`', load: '1 in flight', result: floorSequential, floor: undefined },
+      { label: 'floor: EVALSHA `return 1`', load, result: floorConcurrent, floor: undefined },
+      { label: 'add-fact, Redis', load: '1 in flight', result: sequential, floor: floorSequential },
+      { label: 'add-fact, Redis', load: `${load} over ${options.sessions} sessions`, result: spread, floor: floorConcurrent },
+      { label: 'add-fact, Redis', load: `${load} on one session`, result: oneSession, floor: floorConcurrent },
+      { label: 'add-fact, in-process', load: '1 in flight', result: memory, floor: floorSequential },
+    );
+
+    const [one, five, fifteen] = os.loadavg().map((value) => value.toFixed(2));
+    console.log('\n## Sessions: add-fact end to end\n');
+    console.log(
+      machineHeader([
+        `Load average: ${one}, ${five}, ${fifteen} (1, 5, 15 min); Redis ${redisVersion} at ${url.replace(/\/\/[^@]*@/, '//')} on the same machine`,
+        `Workload: ${RULES} rules of one domain, ${ACCUMULATES} with accumulate (${accumulators.length} accumulators, ${windowed} windowed); ` +
+          `each session preloaded with ${options.facts.toLocaleString('en-US')} facts (${preloadS.toFixed(1)} s for all); ` +
+          `${options.adds.toLocaleString('en-US')} timed adds per row after a warm-up, ${Math.round(options.replaceShare * 100)}% replacing a recent fact id; ` +
+          'event times a second apart, ISO 8601, 2% late by up to 10 minutes',
+        'ops/s: calls completed per wall-clock second; p50/p99: per-call latency (under concurrency it includes queueing behind the others); ' +
+          '× floor time: floor ops/s ÷ row ops/s, against the floor with as many in flight (the floor is 4× as many calls)',
+      ]),
+    );
+    console.log(`\n${renderSessionTable(rows)}\n`);
+    for (const note of notes) console.log(`- ${note}`);
+    console.log('');
+    for (const line of sessionTargetLines({ sequential, concurrent: spread, concurrentFloor: floorConcurrent })) console.log(line);
   } finally {
+    await redisBench.close().catch(() => undefined);
+    await memoryBench.close().catch(() => undefined);
+    const left = await cleanUp(admin, prefix);
+    if (left > 0) console.error(`Removed ${left} keys left under ${prefix}`);
+    await redisStore.close();
     admin.disconnect();
   }
-
-  console.log(`\nSession addFact, ${ADDS} sequential adds after a preload, ${SPECS.length} accumulators (3 windowed)\n`);
-  console.log('| store | facts already in memory | adds/s | p50 µs | p99 µs |');
-  console.log('|---|---:|---:|---:|---:|');
-  for (const r of rows) console.log(`| ${r.store} | ${r.preload} | ${r.addsPerSecond} | ${r.p50Us} | ${r.p99Us} |`);
 }
 
-await main();
+try {
+  await main();
+} catch (error) {
+  if (!(error instanceof UsageError)) throw error;
+  console.error(error.message);
+  process.exitCode = 2;
+}

@@ -1,0 +1,56 @@
+// The sessions benchmark's report: a markdown table against the Redis round-trip floor, and the issue's targets as PASS/FAIL.
+import type { LoadResult } from './session-load.ts';
+import { formatCount, formatMicros, formatRatio } from './table.ts';
+
+export interface SessionRow {
+  label: string;
+  /** How the operations were driven, e.g. `1 in flight` or `16 in flight over 8 sessions`. */
+  load: string;
+  result: LoadResult;
+  /** The floor measured with the same number in flight; undefined for the floor rows themselves. */
+  floor: LoadResult | undefined;
+}
+
+/** Add-fact p99 limit over loopback Redis (the issue's target). */
+export const P99_LIMIT_US = 2_000;
+/** Add-fact throughput may be at most this many times below the floor's. */
+export const THROUGHPUT_FACTOR = 3;
+
+/** How many times slower than the floor: floor ops/s over the row's ops/s (1× for the floor itself). */
+export function timesFloor(row: SessionRow): number {
+  return row.floor === undefined ? 1 : row.floor.opsPerSecond / row.result.opsPerSecond;
+}
+
+export function renderSessionTable(rows: readonly SessionRow[]): string {
+  const lines = ['| operation | load | ops/s | p50 µs | p99 µs | × floor time |', '|---|---|---:|---:|---:|---:|'];
+  for (const row of rows) {
+    const cells = [
+      row.label,
+      row.load,
+      formatCount(row.result.opsPerSecond),
+      formatMicros(row.result.p50Us),
+      formatMicros(row.result.p99Us),
+      formatRatio(timesFloor(row)),
+    ];
+    lines.push(`| ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+export interface TargetInputs {
+  /** Add-fact over Redis, one in flight. */
+  sequential: LoadResult;
+  /** Add-fact over Redis with several sessions in flight, and the floor with as many in flight. */
+  concurrent: LoadResult;
+  concurrentFloor: LoadResult;
+}
+
+export function sessionTargetLines(inputs: TargetInputs): string[] {
+  const p99 = inputs.sequential.p99Us;
+  const slower = inputs.concurrentFloor.opsPerSecond / inputs.concurrent.opsPerSecond;
+  return [
+    `${p99 < P99_LIMIT_US ? 'PASS' : 'FAIL'} add-fact p99 over Redis, one in flight: ${formatMicros(p99)} µs (target < ${formatCount(P99_LIMIT_US)} µs)`,
+    `${slower <= THROUGHPUT_FACTOR ? 'PASS' : 'FAIL'} add-fact throughput over Redis: ${formatCount(inputs.concurrent.opsPerSecond)} facts/s, ` +
+      `${formatRatio(slower)} below the floor's ${formatCount(inputs.concurrentFloor.opsPerSecond)} EVALSHA/s (target within ${THROUGHPUT_FACTOR}×)`,
+  ];
+}
