@@ -17,3 +17,15 @@ export function createLogger(level: LogLevel, destination: pino.DestinationStrea
     destination,
   );
 }
+
+// kafkajs 2.2 arms a timer with a negative delay whenever no broker throttle is active; Node clamps it to 1 ms and warns.
+const HARMLESS_WARNINGS = new Set(['TimeoutNegativeWarning']);
+
+/** Process warnings become JSON log lines like everything else (Node prints them as plain text on stderr by default). */
+export function logProcessWarnings(logger: Logger): void {
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) => {
+    if (HARMLESS_WARNINGS.has(warning.name)) return;
+    logger.warn({ warning: { name: warning.name, message: warning.message } }, `process warning: ${warning.message}`);
+  });
+}

@@ -12,7 +12,7 @@ import { buildApp } from './http/app.ts';
 import type { ReadinessCheck } from './http/services.ts';
 import { type KafkaPipeline, startKafkaPipeline } from './kafka/index.ts';
 import { registerKafkaMetrics } from './kafka/kafka-metrics.ts';
-import { createLogger, type Logger } from './logger.ts';
+import { createLogger, type Logger, logProcessWarnings } from './logger.ts';
 import { openSessionStore } from './sessions/open-session-store.ts';
 import { openStore } from './store/index.ts';
 
@@ -29,6 +29,7 @@ function readConfig(): Config {
 async function main(): Promise<void> {
   const config = readConfig();
   const logger = createLogger(config.log.level);
+  logProcessWarnings(logger);
   process.on('uncaughtException', (error) => fatal(logger, error, 'uncaught exception'));
   process.on('unhandledRejection', (error) => fatal(logger, error, 'unhandled rejection'));
   if (config.http.apiKeys === null) {
