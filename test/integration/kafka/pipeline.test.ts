@@ -24,15 +24,15 @@ async function post(app: FastifyInstance, url: string, body: unknown) {
   return app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
 }
 
-function fact(index: number): { facts: Record<string, unknown>; domain?: string; session_id?: string } {
+function fact(index: number): { facts: Record<string, unknown>; domain?: string } {
   const facts = {
     amount: (index * 37) % 2_000,
     country: ['US', 'FR', 'DE'][index % 3],
     customer: { tier: index % 5 === 0 ? 'gold' : 'basic' },
   };
-  // A third name the payments domain, a third another domain, a third none (every domain); some carry a session id.
+  // A third name the payments domain, a third another domain, a third none (every domain). Session facts: sessions.test.ts.
   if (index % 3 === 0) return { facts, domain: 'payments' };
-  if (index % 3 === 1) return { facts, domain: 'shipping', ...(index % 10 === 1 ? { session_id: `s-${index}` } : {}) };
+  if (index % 3 === 1) return { facts, domain: 'shipping' };
   return { facts };
 }
 
@@ -146,15 +146,6 @@ describe('Kafka pipeline: facts to results', () => {
       expect(response.statusCode).toBe(200);
       expect(response.json()).toMatchObject({ execution_id: result.execution_id, source: 'kafka', fired_rules: result.fired_rules });
     }
-  });
-
-  it('evaluates a fact with a session_id statelessly, like any other', () => {
-    const withSession = results.filter((message) => {
-      const index = Number(message.headers['correlation-id']!.slice('corr-'.length));
-      return fact(index).session_id !== undefined;
-    });
-    expect(withSession.length).toBeGreaterThan(0);
-    for (const message of withSession) expect(parse<ResultMessage>(message).domain).toBe('shipping');
   });
 
   it('reports a ready consumer owning every partition, and no lag once all is answered', async () => {

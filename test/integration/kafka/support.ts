@@ -5,11 +5,16 @@ import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { type Admin, type IHeaders, Kafka, logLevel, type Message, Partitioners } from 'kafkajs';
 import { type KafkaConfig, loadConfig } from '../../../src/config.ts';
+import { EngineMetrics } from '../../../src/engine/index.ts';
 import { Evaluator } from '../../../src/evaluation/evaluator.ts';
 import { RuleCatalog } from '../../../src/evaluation/rule-catalog.ts';
+import { SessionEvaluator } from '../../../src/evaluation/session-evaluator.ts';
+import { SessionMemoryMetrics } from '../../../src/evaluation/session-metrics.ts';
 import { buildApp } from '../../../src/http/app.ts';
-import { type KafkaPipeline, startKafkaPipeline } from '../../../src/kafka/index.ts';
+import { type KafkaPipeline, type PipelineTuning, startKafkaPipeline } from '../../../src/kafka/index.ts';
 import { createLogger } from '../../../src/logger.ts';
+import { MemorySessionStore } from '../../../src/sessions/memory-session-store.ts';
+import type { SessionStore } from '../../../src/sessions/session-store.ts';
 import type { SqlStore } from '../../../src/store/index.ts';
 import { openTestStore, type StoreKind } from '../../helpers/databases.ts';
 import { stackEndpoints } from '../../helpers/stack.ts';
@@ -166,33 +171,58 @@ export interface InProcessService {
   catalog: RuleCatalog;
   app: FastifyInstance;
   pipeline: KafkaPipeline;
+  /** The session use case HTTP and Kafka share. */
+  sessions: SessionEvaluator;
+  /** The engine collector the sessions report working_memory_size and node_memory.hit_rate to. */
+  engineMetrics: EngineMetrics;
   stop(): Promise<void>;
 }
 
-/** The service as main.ts wires it, in this process: one evaluator shared by HTTP and Kafka. */
-export async function startInProcessService(
-  config: KafkaConfig,
-  options: { storeKind?: StoreKind; changelogTopic?: string; beforeStart?: (store: SqlStore) => Promise<void> } = {},
-): Promise<InProcessService> {
+export interface InProcessServiceOptions {
+  storeKind?: StoreKind;
+  changelogTopic?: string;
+  beforeStart?: (store: SqlStore) => Promise<void>;
+  /** Working memory for sessions (the caller closes it); an in-process store when absent. */
+  sessionStore?: SessionStore;
+  /** RULES_SESSION_MAX_FACTS; the default when absent. */
+  sessionMaxFacts?: number;
+  tuning?: Partial<PipelineTuning>;
+}
+
+/** The service as main.ts wires it, in this process: one evaluator and one session use case shared by HTTP and Kafka. */
+export async function startInProcessService(config: KafkaConfig, options: InProcessServiceOptions = {}): Promise<InProcessService> {
   const { store, cleanup } = await openTestStore(options.storeKind ?? 'pglite');
   await options.beforeStart?.(store);
   const logger = createLogger('silent');
-  const catalog = await RuleCatalog.open({ rules: store.rules });
+  const engineMetrics = new EngineMetrics();
+  const catalog = await RuleCatalog.open({ rules: store.rules, metrics: engineMetrics });
   const evaluator = new Evaluator({ catalog, executions: store.executions });
-  const app = await buildApp({ config: loadConfig({}).http, version: '0.0.0-test', store, catalog, logger, evaluator });
+  const sessions = new SessionEvaluator({
+    catalog,
+    rulesets: store.rulesets,
+    sessions: options.sessionStore ?? new MemorySessionStore(),
+    executions: store.executions,
+    maxFacts: options.sessionMaxFacts ?? loadConfig({}).sessions.maxFacts,
+    writes: new SessionMemoryMetrics({ metrics: engineMetrics }),
+  });
+  const app = await buildApp({ config: loadConfig({}).http, version: '0.0.0-test', store, catalog, logger, evaluator, sessions });
   await app.ready();
   const pipeline = await startKafkaPipeline({
     config,
     evaluator,
+    sessions,
     rules: catalog,
     logger,
     ...(options.changelogTopic === undefined ? {} : { changelogTopic: options.changelogTopic }),
+    ...(options.tuning === undefined ? {} : { tuning: options.tuning }),
   });
   return {
     store,
     catalog,
     app,
     pipeline,
+    sessions,
+    engineMetrics,
     async stop() {
       await pipeline.stop();
       await app.close();
