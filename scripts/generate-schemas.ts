@@ -44,7 +44,9 @@ export const SCHEMAS: readonly SchemaEntry[] = [
     file: 'result-message.schema.json',
     source: 'src/contracts/kafka-messages.ts',
     title: 'Result message (Kafka output)',
-    description: 'The value of a message on the results topic (KAFKA_RESULTS_TOPIC), keyed like its input. See docs/kafka.md.',
+    description:
+      'The value of a message on the results topic (KAFKA_RESULTS_TOPIC) answering a fact evaluated statelessly (no session_id, ' +
+      'streaming off), keyed like its input. See docs/kafka.md.',
     schema: resultMessageSchema,
   },
   {
