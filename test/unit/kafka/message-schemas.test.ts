@@ -2,7 +2,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { renderSchema, SCHEMAS } from '../../../scripts/generate-schemas.ts';
 import { deadLetterHeaders, headerText } from '../../../src/kafka/headers.ts';
-import { buildResult } from '../../../src/kafka/result-message.ts';
+import { buildResult, buildSessionResult } from '../../../src/kafka/result-message.ts';
 
 function validator(file: string) {
   const entry = SCHEMAS.find((candidate) => candidate.file === file);
@@ -29,6 +29,36 @@ describe('published Kafka message schemas', () => {
     );
     expect(validate(result)).toBe(true);
     expect(validate({ ...result, source: { ...result.source, offset: 12 } })).toBe(false);
+  });
+
+  it('session-result-message describes the session results the pipeline writes, and tells them from stateless ones', () => {
+    const validate = validator('session-result-message.schema.json');
+    const result = buildSessionResult(
+      {
+        session_id: 'stream:auth:user-1',
+        fact_id: 'kafka:rules.facts:0:4',
+        execution_id: 'e',
+        fired_rules: [7],
+        actions: ['lock_account'],
+        latency_ms: 0.7,
+        activated: [7],
+        deactivated: [],
+        fact_count: 3,
+        revision: 58,
+        replaced: false,
+      },
+      { topic: 'rules.facts', partition: 0, offset: '4' },
+    );
+    expect(validate(result)).toBe(true);
+    expect(validate({ ...result, fact_count: -1 })).toBe(false);
+    const { activated: _activated, ...withoutActivated } = result;
+    expect(validate(withoutActivated)).toBe(false);
+    const stateless = buildResult(
+      { execution_id: 'e', fired_rules: [], actions: [], latency_ms: 0, domain: null, revision: 1 },
+      { topic: 'rules.facts', partition: 0, offset: '1' },
+    );
+    expect(validate(stateless)).toBe(false);
+    expect(validator('result-message.schema.json')(result)).toBe(false);
   });
 
   it('dead-letter-headers describes the headers the pipeline writes, original ones included', () => {
