@@ -39,6 +39,7 @@ class Bench {
   readonly #options: SessionBenchOptions;
   /** The service's wall clock as the evaluator sees it: moved forward by the bench so runs repeat. */
   nowMs = T0;
+  added = 0;
   replacementsPlanned = 0;
   replaced = 0;
   fired = 0;
@@ -89,16 +90,11 @@ class Bench {
       factId,
       sessionEvent(this.#random, sessionId, eventTime(this.#random, this.nowMs)),
     );
+    this.added += 1;
     if (replacement) this.replacementsPlanned += 1;
     if (result.replaced) this.replaced += 1;
     this.fired += result.fired_rules.length;
     return result;
-  }
-
-  resetCounts(): void {
-    this.replacementsPlanned = 0;
-    this.replaced = 0;
-    this.fired = 0;
   }
 
   async close(): Promise<void> {
@@ -106,37 +102,30 @@ class Bench {
   }
 }
 
-async function timed(
-  bench: Bench,
-  sessionIds: readonly string[],
-  adds: number,
-  inFlight: number,
-  onWarm: () => Promise<unknown> = async () => undefined,
-): Promise<LoadResult> {
-  const step = FACT_INTERVAL_MS / sessionIds.length;
-  // Warm-up first: the JIT, the script cache and the connection see the same work before anything is timed.
-  await runLoad(Math.min(500, adds), inFlight, (i) => bench.add(sessionIds[i % sessionIds.length]!, step));
-  bench.resetCounts();
-  await onWarm();
-  return runLoad(adds, inFlight, (i) => bench.add(sessionIds[i % sessionIds.length]!, step));
+interface Measured {
+  result: LoadResult;
+  /** Redis's own EVALSHA time per timed operation; undefined without a Redis to ask. */
+  redisUsPerOp: number | undefined;
 }
 
-interface EvalshaStats {
-  calls: number;
-  usec: number;
-}
-
-/** Redis's own count and time of EVALSHA calls (INFO commandstats): server-side script time, without the network. */
-async function evalshaStats(redis: Redis): Promise<EvalshaStats> {
+/** Redis's own total of EVALSHA time so far, µs (INFO commandstats): script time without the network. */
+async function evalshaUsec(redis: Redis): Promise<number> {
   const info = await redis.info('commandstats');
-  const match = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(info);
-  return { calls: Number(match?.[1] ?? 0), usec: Number(match?.[2] ?? 0) };
+  return Number(/cmdstat_evalsha:calls=\d+,usec=(\d+)/.exec(info)?.[1] ?? Number.NaN);
 }
 
-function describeStats(before: EvalshaStats, after: EvalshaStats, adds: number): string {
-  const calls = after.calls - before.calls;
-  const usec = after.usec - before.usec;
-  return `${calls} EVALSHA calls for ${adds} adds, ${(usec / Math.max(1, calls)).toFixed(1)} µs of Redis time per call, ${(usec / adds).toFixed(1)} µs per add`;
+/** A warm-up (the JIT, the script cache and the connection see the same work first), then the timed run. */
+async function measure(total: number, inFlight: number, operation: (index: number) => Promise<unknown>, redis?: Redis): Promise<Measured> {
+  await runLoad(Math.min(1_000, total), inFlight, operation);
+  const before = redis === undefined ? 0 : await evalshaUsec(redis);
+  const result = await runLoad(total, inFlight, operation);
+  const redisUsPerOp = redis === undefined ? undefined : ((await evalshaUsec(redis)) - before) / total;
+  return { result, redisUsPerOp };
+}
+
+function adds(bench: Bench, sessionIds: readonly string[]): (index: number) => Promise<unknown> {
+  const step = FACT_INTERVAL_MS / sessionIds.length;
+  return (index) => bench.add(sessionIds[index % sessionIds.length]!, step);
 }
 
 async function cleanUp(redis: Redis, prefix: string): Promise<number> {
@@ -189,36 +178,38 @@ async function main(): Promise<void> {
     const preloadS = (performance.now() - loadStarted) / 1_000;
     const single = [redisBench.sessionIds[0]!];
 
-    await runLoad(1_000, 1, () => floorClient.benchFloor());
-    const floorSequential = await runLoad(options.adds, 1, () => floorClient.benchFloor());
-    await runLoad(1_000, options.inFlight, () => floorClient.benchFloor());
-    const floorConcurrent = await runLoad(options.adds * 4, options.inFlight, () => floorClient.benchFloor());
+    const floor = (): Promise<unknown> => floorClient.benchFloor();
+    const floorSequential = await measure(options.adds, 1, floor, admin);
+    const floorConcurrent = await measure(options.adds * 4, options.inFlight, floor, admin);
 
-    let before: EvalshaStats = { calls: 0, usec: 0 };
-    const sequential = await timed(redisBench, single, options.adds, 1, async () => {
-      before = await evalshaStats(admin);
-    });
-    const after = await evalshaStats(admin);
-    notes.push(`Redis server time during the one-in-flight add-fact row: ${describeStats(before, after, options.adds)}`);
-    notes.push(
-      `Replacements: ${redisBench.replaced} of ${options.adds} adds replaced a fact (${redisBench.replacementsPlanned} planned); ` +
-        `${(redisBench.fired / options.adds).toFixed(1)} rules fired per add on average`,
-    );
-    const spread = await timed(redisBench, redisBench.sessionIds, options.adds, options.inFlight);
-    const oneSession = await timed(redisBench, single, options.adds, options.inFlight);
+    const sequential = await measure(options.adds, 1, adds(redisBench, single), admin);
+    const spread = await measure(options.adds, options.inFlight, adds(redisBench, redisBench.sessionIds), admin);
+    const oneSession = await measure(options.adds, options.inFlight, adds(redisBench, single), admin);
     const factCount = (await redisBench.add(single[0]!, FACT_INTERVAL_MS)).fact_count;
-    notes.push(`Session working memory after the run: ${factCount} facts (started at ${options.facts})`);
+    notes.push(
+      `Replacements: ${redisBench.replaced} of ${redisBench.added} timed and warm-up adds replaced a fact (${redisBench.replacementsPlanned} planned); ` +
+        `${(redisBench.fired / redisBench.added).toFixed(1)} rules fired per add on average`,
+      `Working memory of the busiest session after the run: ${factCount.toLocaleString('en-US')} facts (preloaded with ${options.facts.toLocaleString('en-US')})`,
+    );
 
-    const memory = await timed(memoryBench, [memoryBench.sessionIds[0]!], options.adds, 1);
+    const memory = await measure(options.adds, 1, adds(memoryBench, [memoryBench.sessionIds[0]!]));
 
     const load = `${options.inFlight} in flight`;
+    const sessions = `${options.sessions} session${options.sessions === 1 ? '' : 's'}`;
+    const row = (label: string, rowLoad: string, measured: Measured, against: Measured | undefined): SessionRow => ({
+      label,
+      load: rowLoad,
+      result: measured.result,
+      floor: against?.result,
+      redisUsPerOp: measured.redisUsPerOp,
+    });
     rows.push(
-      { label: 'floor: EVALSHA `return 1`', load: '1 in flight', result: floorSequential, floor: undefined },
-      { label: 'floor: EVALSHA `return 1`', load, result: floorConcurrent, floor: undefined },
-      { label: 'add-fact, Redis', load: '1 in flight', result: sequential, floor: floorSequential },
-      { label: 'add-fact, Redis', load: `${load} over ${options.sessions} sessions`, result: spread, floor: floorConcurrent },
-      { label: 'add-fact, Redis', load: `${load} on one session`, result: oneSession, floor: floorConcurrent },
-      { label: 'add-fact, in-process', load: '1 in flight', result: memory, floor: floorSequential },
+      row('floor: EVALSHA `return 1`', '1 in flight', floorSequential, undefined),
+      row('floor: EVALSHA `return 1`', load, floorConcurrent, undefined),
+      row('add-fact, Redis', '1 in flight', sequential, floorSequential),
+      row('add-fact, Redis', `${load} over ${sessions}`, spread, floorConcurrent),
+      row('add-fact, Redis', `${load} on one session`, oneSession, floorConcurrent),
+      row('add-fact, in-process', '1 in flight', memory, floorSequential),
     );
 
     const [one, five, fifteen] = os.loadavg().map((value) => value.toFixed(2));
@@ -231,13 +222,20 @@ async function main(): Promise<void> {
           `${options.adds.toLocaleString('en-US')} timed adds per row after a warm-up, ${Math.round(options.replaceShare * 100)}% replacing a recent fact id; ` +
           'event times a second apart, ISO 8601, 2% late by up to 10 minutes',
         'ops/s: calls completed per wall-clock second; p50/p99: per-call latency (under concurrency it includes queueing behind the others); ' +
-          '× floor time: floor ops/s ÷ row ops/s, against the floor with as many in flight (the floor is 4× as many calls)',
+          '× floor time: floor ops/s ÷ row ops/s, against the floor with as many in flight (the floor is 4× as many calls); ' +
+          'client CPU: this process per op; Redis: its own EVALSHA time per op (INFO commandstats, two scripts per add; any other client of the server counts too)',
       ]),
     );
     console.log(`\n${renderSessionTable(rows)}\n`);
     for (const note of notes) console.log(`- ${note}`);
     console.log('');
-    for (const line of sessionTargetLines({ sequential, concurrent: spread, concurrentFloor: floorConcurrent })) console.log(line);
+    for (const line of sessionTargetLines({
+      sequential: sequential.result,
+      concurrent: spread.result,
+      concurrentFloor: floorConcurrent.result,
+    })) {
+      console.log(line);
+    }
   } finally {
     await redisBench.close().catch(() => undefined);
     await memoryBench.close().catch(() => undefined);

@@ -1,5 +1,5 @@
 // Drives an async operation with a fixed number in flight and times every call: latency percentiles and ops/s together.
-import { hrtime } from 'node:process';
+import { cpuUsage, hrtime } from 'node:process';
 import { percentile } from './timing.ts';
 
 export interface LoadResult {
@@ -7,6 +7,8 @@ export interface LoadResult {
   opsPerSecond: number;
   p50Us: number;
   p99Us: number;
+  /** CPU time (user + system) of this process per operation, µs: the client's own cost, whatever the wait. */
+  cpuUsPerOp: number;
 }
 
 /**
@@ -27,19 +29,22 @@ export async function runLoad(total: number, inFlight: number, operation: (index
       samples[index] = Number(hrtime.bigint() - start) / 1_000;
     }
   };
+  const cpu = cpuUsage();
   const started = hrtime.bigint();
   await Promise.all(Array.from({ length: Math.min(inFlight, total) }, worker));
   const elapsedS = Number(hrtime.bigint() - started) / 1e9;
-  return summariseLoad(samples, elapsedS);
+  const used = cpuUsage(cpu);
+  return summariseLoad(samples, elapsedS, used.user + used.system);
 }
 
-/** Percentiles of per-call latencies (µs, any order) and the rate over `elapsedS` wall-clock seconds. */
-export function summariseLoad(samplesUs: Float64Array, elapsedS: number): LoadResult {
+/** Percentiles of per-call latencies (µs, any order), the rate over `elapsedS` wall-clock seconds and CPU µs per call. */
+export function summariseLoad(samplesUs: Float64Array, elapsedS: number, cpuUs: number): LoadResult {
   const sorted = samplesUs.slice().sort();
   return {
     operations: samplesUs.length,
     opsPerSecond: elapsedS > 0 ? samplesUs.length / elapsedS : Number.NaN,
     p50Us: percentile(sorted, 0.5),
     p99Us: percentile(sorted, 0.99),
+    cpuUsPerOp: samplesUs.length > 0 ? cpuUs / samplesUs.length : Number.NaN,
   };
 }

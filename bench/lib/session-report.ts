@@ -9,6 +9,8 @@ export interface SessionRow {
   result: LoadResult;
   /** The floor measured with the same number in flight; undefined for the floor rows themselves. */
   floor: LoadResult | undefined;
+  /** Redis's own time per operation (INFO commandstats); undefined where Redis is not involved. */
+  redisUsPerOp: number | undefined;
 }
 
 /** Add-fact p99 limit over loopback Redis (the issue's target). */
@@ -22,7 +24,10 @@ export function timesFloor(row: SessionRow): number {
 }
 
 export function renderSessionTable(rows: readonly SessionRow[]): string {
-  const lines = ['| operation | load | ops/s | p50 µs | p99 µs | × floor time |', '|---|---|---:|---:|---:|---:|'];
+  const lines = [
+    '| operation | load | ops/s | p50 µs | p99 µs | × floor time | client CPU µs/op | Redis µs/op |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
+  ];
   for (const row of rows) {
     const cells = [
       row.label,
@@ -31,6 +36,8 @@ export function renderSessionTable(rows: readonly SessionRow[]): string {
       formatMicros(row.result.p50Us),
       formatMicros(row.result.p99Us),
       formatRatio(timesFloor(row)),
+      formatMicros(row.result.cpuUsPerOp),
+      row.redisUsPerOp === undefined ? '–' : formatMicros(row.redisUsPerOp),
     ];
     lines.push(`| ${cells.join(' | ')} |`);
   }

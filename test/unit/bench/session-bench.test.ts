@@ -126,6 +126,7 @@ describe('runLoad', () => {
     expect(result.opsPerSecond).toBeGreaterThan(0);
     expect(result.p50Us).toBeGreaterThanOrEqual(500);
     expect(result.p99Us).toBeGreaterThanOrEqual(result.p50Us);
+    expect(result.cpuUsPerOp).toBeGreaterThan(0);
   });
 
   it('is strictly sequential with one in flight', async () => {
@@ -145,27 +146,30 @@ describe('runLoad', () => {
 
   it('summarises unordered samples by nearest rank', () => {
     const samples = Float64Array.from({ length: 100 }, (_, index) => 100 - index);
-    expect(summariseLoad(samples, 2)).toEqual({ operations: 100, opsPerSecond: 50, p50Us: 50, p99Us: 99 });
-    expect(summariseLoad(samples, 0).opsPerSecond).toBeNaN();
+    expect(summariseLoad(samples, 2, 5_000)).toEqual({ operations: 100, opsPerSecond: 50, p50Us: 50, p99Us: 99, cpuUsPerOp: 50 });
+    expect(summariseLoad(samples, 0, 0).opsPerSecond).toBeNaN();
+    expect(summariseLoad(new Float64Array(0), 1, 10).cpuUsPerOp).toBeNaN();
   });
 });
 
 describe('session report', () => {
-  const floor = { operations: 4, opsPerSecond: 90_000, p50Us: 10, p99Us: 30 };
-  const adds = { operations: 4, opsPerSecond: 2_000, p50Us: 400, p99Us: 2_500 };
+  const floor = { operations: 4, opsPerSecond: 90_000, p50Us: 10, p99Us: 30, cpuUsPerOp: 4 };
+  const adds = { operations: 4, opsPerSecond: 2_000, p50Us: 400, p99Us: 2_500, cpuUsPerOp: 61.5 };
   const rows: SessionRow[] = [
-    { label: 'floor', load: '1 in flight', result: floor, floor: undefined },
-    { label: 'add-fact, Redis', load: '1 in flight', result: adds, floor },
+    { label: 'floor', load: '1 in flight', result: floor, floor: undefined, redisUsPerOp: 2.25 },
+    { label: 'add-fact, Redis', load: '1 in flight', result: adds, floor, redisUsPerOp: 210 },
+    { label: 'add-fact, in-process', load: '1 in flight', result: adds, floor, redisUsPerOp: undefined },
   ];
 
   it('shows each row against its floor', () => {
     expect(timesFloor(rows[0]!)).toBe(1);
     expect(timesFloor(rows[1]!)).toBe(45);
     expect(renderSessionTable(rows).split('\n')).toEqual([
-      '| operation | load | ops/s | p50 µs | p99 µs | × floor time |',
-      '|---|---|---:|---:|---:|---:|',
-      '| floor | 1 in flight | 90,000 | 10.0 | 30.0 | 1.0× |',
-      '| add-fact, Redis | 1 in flight | 2,000 | 400 | 2,500 | 45× |',
+      '| operation | load | ops/s | p50 µs | p99 µs | × floor time | client CPU µs/op | Redis µs/op |',
+      '|---|---|---:|---:|---:|---:|---:|---:|',
+      '| floor | 1 in flight | 90,000 | 10.0 | 30.0 | 1.0× | 4.00 | 2.25 |',
+      '| add-fact, Redis | 1 in flight | 2,000 | 400 | 2,500 | 45× | 61.5 | 210 |',
+      '| add-fact, in-process | 1 in flight | 2,000 | 400 | 2,500 | 45× | 61.5 | – |',
     ]);
   });
 
@@ -177,7 +181,7 @@ describe('session report', () => {
   });
 
   it('passes them when p99 is under 2 ms and throughput within 3×', () => {
-    const fast = { operations: 4, opsPerSecond: 30_000, p50Us: 100, p99Us: 1_999 };
+    const fast = { operations: 4, opsPerSecond: 30_000, p50Us: 100, p99Us: 1_999, cpuUsPerOp: 20 };
     const lines = sessionTargetLines({ sequential: fast, concurrent: fast, concurrentFloor: floor });
     expect(lines.map((line) => line.slice(0, 4))).toEqual(['PASS', 'PASS']);
     expect(lines[1]).toContain('3.0× below');
