@@ -149,10 +149,15 @@ async function main(): Promise<void> {
   const windowed = accumulators.filter((a) => a.windowMs !== undefined).length;
 
   const client = new Redis(url, { ...sessionRedisOptions(2_000), lazyConnect: true });
+  // The cause is reported once below instead of as ioredis's unhandled error event.
+  let connectionError: Error | undefined;
+  client.on('error', (error: Error) => {
+    connectionError = error;
+  });
   try {
     await client.connect();
   } catch (error) {
-    console.error(`Redis at ${url} is not reachable (${(error as Error).message}); start it or set REDIS_URL.`);
+    console.error(`Redis at ${url} is not reachable (${(connectionError ?? (error as Error)).message}); start it or set REDIS_URL.`);
     process.exitCode = 1;
     client.disconnect();
     return;
