@@ -7,14 +7,15 @@ export default class SummaryReporter implements Reporter {
     let failed = 0;
     let skipped = 0;
     for (const module of testModules) {
-      // A file that failed to load has no tests but must still count as a failure.
-      if (module.state() === 'failed' && [...module.children.allTests()].length === 0) failed += 1;
+      let failedTests = 0;
       for (const test of module.children.allTests()) {
         const state = test.result().state;
         if (state === 'passed') passed += 1;
-        else if (state === 'failed') failed += 1;
+        else if (state === 'failed') failedTests += 1;
         else skipped += 1;
       }
+      // A file that failed to load, or a failing beforeAll/afterAll, fails the file without failing a test: count it once.
+      failed += failedTests > 0 || module.state() !== 'failed' ? failedTests : 1;
     }
     failed += unhandledErrors.length;
     process.stdout.write(`\nTests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
