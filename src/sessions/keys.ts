@@ -11,6 +11,8 @@ export interface SessionKeys {
   readonly totals: string;
   /** Set: accumulator ids ever written, so delete finds their ordered sets. */
   readonly accumulators: string;
+  /** Hash: fact_id -> JSON {activated, deactivated}: the fired-set change its applied write caused, for re-sends. */
+  readonly changes: string;
 }
 
 export function sessionKeys(prefix: string, id: string): SessionKeys {
@@ -21,6 +23,7 @@ export function sessionKeys(prefix: string, id: string): SessionKeys {
     contributions: `${base}:contrib`,
     totals: `${base}:totals`,
     accumulators: `${base}:accs`,
+    changes: `${base}:changes`,
   };
 }
 

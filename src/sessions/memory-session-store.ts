@@ -17,6 +17,7 @@ import type {
   AddFactResult,
   Aggregates,
   CreateSessionInput,
+  FiredChange,
   RetractFactInput,
   RetractFactResult,
   SessionInfo,
@@ -32,6 +33,8 @@ export interface MemorySessionStoreOptions {
 
 interface FactRecord {
   readonly fact: unknown;
+  /** The JSON the fact arrived as: an identical re-send is a duplicate, as in Redis. */
+  readonly json: string;
   readonly eventTimeMs: number;
   readonly contributions: ReadonlyMap<string, number>;
 }
@@ -56,6 +59,8 @@ interface MemorySession {
   firedVersion: number;
   readonly facts: Map<string, FactRecord>;
   readonly accumulators: Map<string, AccumulatorState>;
+  /** Per fact id, the fired-set change its applied add caused (setFired with a fact id). */
+  readonly changes: Map<string, FiredChange>;
 }
 
 export class MemorySessionStore implements SessionStore {
@@ -85,6 +90,7 @@ export class MemorySessionStore implements SessionStore {
       firedVersion: 0,
       facts: new Map(),
       accumulators: new Map(),
+      changes: new Map(),
     };
     this.#sessions.set(input.id, session);
     return info(session);
@@ -119,13 +125,30 @@ export class MemorySessionStore implements SessionStore {
     const session = this.#live(id);
     if (!session) return undefined;
     const old = session.facts.get(input.factId);
+    if (old?.json === factJson) {
+      // A duplicate only evicts (time passed) and refreshes the TTL; nothing is applied again, the version stays.
+      for (const spec of input.specs) evict(session, spec, input.now);
+      this.#touch(session, input.now);
+      const change = session.changes.get(input.factId);
+      return {
+        aggregates: aggregates(session, input.specs),
+        factCount: session.facts.size,
+        replaced: false,
+        oldFact: undefined,
+        version: session.version,
+        duplicate: true,
+        change: change && { activated: [...change.activated], deactivated: [...change.deactivated] },
+      };
+    }
     if (!old && session.facts.size >= input.maxFacts) throw sessionFull(id, input.maxFacts);
 
     for (const spec of input.specs) evict(session, spec, input.now);
     if (old) removeContributions(session, input.factId, old, byId);
+    // The replaced fact's change no longer describes this fact; setFired stores the new one once it is applied.
+    session.changes.delete(input.factId);
     const contributions = new Map(input.contributions.map((c) => [c.accumulatorId, c.value]));
     // A JSON round trip stores a copy, as Redis does, so later mutation by the caller changes nothing.
-    session.facts.set(input.factId, { fact: JSON.parse(factJson), eventTimeMs: input.eventTimeMs, contributions });
+    session.facts.set(input.factId, { fact: JSON.parse(factJson), json: factJson, eventTimeMs: input.eventTimeMs, contributions });
     for (const [accumulatorId, value] of contributions) {
       const spec = byId.get(accumulatorId);
       if (!spec) continue;
@@ -143,6 +166,8 @@ export class MemorySessionStore implements SessionStore {
       replaced: old !== undefined,
       oldFact: old?.fact,
       version: session.version,
+      duplicate: false,
+      change: undefined,
     };
   }
 
@@ -158,6 +183,7 @@ export class MemorySessionStore implements SessionStore {
     if (old) {
       removeContributions(session, factId, old, byId);
       session.facts.delete(factId);
+      session.changes.delete(factId);
       session.version += 1;
       this.#touch(session, input.now);
     }
@@ -169,8 +195,9 @@ export class MemorySessionStore implements SessionStore {
     };
   }
 
-  async setFired(id: string, fired: readonly number[], version: number): Promise<SetFiredResult | undefined> {
+  async setFired(id: string, fired: readonly number[], version: number, factId?: string): Promise<SetFiredResult | undefined> {
     checkId('session id', id);
+    if (factId !== undefined) checkId('fact id', factId);
     if (!Number.isInteger(version) || version < 0) throw new AppError('VALIDATION_ERROR', 'version must be a non-negative integer.');
     const session = this.#live(id);
     if (!session) return undefined;
@@ -178,6 +205,14 @@ export class MemorySessionStore implements SessionStore {
     if (version <= session.firedVersion) return { previous, applied: false };
     session.fired = [...fired];
     session.firedVersion = version;
+    if (factId !== undefined) {
+      const before = new Set(previous);
+      const after = new Set(fired);
+      session.changes.set(factId, {
+        activated: fired.filter((rule) => !before.has(rule)),
+        deactivated: previous.filter((rule) => !after.has(rule)),
+      });
+    }
     return { previous, applied: true };
   }
 

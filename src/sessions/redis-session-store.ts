@@ -21,6 +21,7 @@ import type {
   AddFactResult,
   Aggregates,
   CreateSessionInput,
+  FiredChange,
   RetractFactInput,
   RetractFactResult,
   SessionInfo,
@@ -125,7 +126,8 @@ export class RedisSessionStore implements SessionStore {
       const accumulatorIds = await this.#client.smembers(keys.accumulators);
       const accumulatorKeys = accumulatorIds.flatMap((a) => [windowKey(this.#prefix, id, a), valueKey(this.#prefix, id, a)]);
       // All keys share the `{id}` hash tag, so one multi-key DEL is cluster-safe.
-      const deleted = await this.#client.del(keys.meta, keys.facts, keys.contributions, keys.totals, keys.accumulators, ...accumulatorKeys);
+      const fixed = [keys.meta, keys.facts, keys.contributions, keys.totals, keys.accumulators, keys.changes];
+      const deleted = await this.#client.del(...fixed, ...accumulatorKeys);
       return deleted > 0;
     });
   }
@@ -156,12 +158,15 @@ export class RedisSessionStore implements SessionStore {
     if (parts[0] === 'NOT_FOUND') return undefined;
     if (parts[0] === 'FULL') throw sessionFull(id, input.maxFacts);
     const oldJson = String(parts[4] ?? '');
+    const changeJson = String(parts[6] ?? '');
     return {
       factCount: Number(parts[1]),
       version: Number(parts[2]),
       replaced: Number(parts[3]) === 1,
       oldFact: oldJson === '' ? undefined : JSON.parse(oldJson),
-      aggregates: readAggregates(input.specs, parts.slice(5)),
+      duplicate: Number(parts[5]) === 1,
+      change: changeJson === '' ? undefined : parseChange(changeJson),
+      aggregates: readAggregates(input.specs, parts.slice(7)),
     };
   }
 
@@ -185,11 +190,14 @@ export class RedisSessionStore implements SessionStore {
     };
   }
 
-  async setFired(id: string, fired: readonly number[], version: number): Promise<SetFiredResult | undefined> {
+  async setFired(id: string, fired: readonly number[], version: number, factId?: string): Promise<SetFiredResult | undefined> {
     checkId('session id', id);
+    if (factId !== undefined) checkId('fact id', factId);
     if (!Number.isInteger(version) || version < 0) throw new AppError('VALIDATION_ERROR', 'version must be a non-negative integer.');
     const keys = sessionKeys(this.#prefix, id);
-    const parts = asArray(await this.#run('sessionSetFired', [keys.meta], [String(version), JSON.stringify(fired)]));
+    const parts = asArray(
+      await this.#run('sessionSetFired', [keys.meta, keys.changes], [String(version), JSON.stringify(fired), factId ?? '']),
+    );
     if (parts[0] === 'NOT_FOUND') return undefined;
     return { previous: parseFired(String(parts[1])), applied: Number(parts[2]) === 1 };
   }
@@ -213,7 +221,7 @@ export class RedisSessionStore implements SessionStore {
 
   #scriptKeys(id: string, specs: readonly AccumulatorSpec[]): string[] {
     const keys: SessionKeys = sessionKeys(this.#prefix, id);
-    const fixed = [keys.meta, keys.facts, keys.contributions, keys.totals, keys.accumulators];
+    const fixed = [keys.meta, keys.facts, keys.contributions, keys.totals, keys.accumulators, keys.changes];
     return fixed.concat(specs.flatMap((s) => [windowKey(this.#prefix, id, s.id), valueKey(this.#prefix, id, s.id)]));
   }
 
@@ -264,7 +272,15 @@ function isStringRecord(value: unknown): value is Record<string, string> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+function parseChange(json: string): FiredChange {
+  const parsed = JSON.parse(json) as { activated?: unknown; deactivated?: unknown };
+  return { activated: idList(parsed.activated), deactivated: idList(parsed.deactivated) };
+}
+
+function idList(value: unknown): number[] {
+  return Array.isArray(value) ? value.filter((n): n is number => typeof n === 'number') : [];
+}
+
 function parseFired(json: string): number[] {
-  const parsed: unknown = JSON.parse(json);
-  return Array.isArray(parsed) ? parsed.filter((n): n is number => typeof n === 'number') : [];
+  return idList(JSON.parse(json));
 }

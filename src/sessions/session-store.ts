@@ -60,15 +60,28 @@ export interface AddFactInput {
   readonly maxFacts: number;
 }
 
+/** What one applied add changed in the session's fired set, against the fired set stored before it. */
+export interface FiredChange {
+  readonly activated: number[];
+  readonly deactivated: number[];
+}
+
 export interface AddFactResult {
   readonly aggregates: Aggregates;
   readonly factCount: number;
-  /** True when the fact id was present and its fact (and contributions) were replaced. */
+  /** True when the fact id was present and its fact (and contributions) were replaced; false for a duplicate. */
   readonly replaced: boolean;
   /** The replaced fact, when `replaced`. */
   readonly oldFact: unknown;
-  /** Session version after this write; pass it to setFired. */
+  /** Session version after this write (unchanged by a duplicate); pass it to setFired. */
   readonly version: number;
+  /**
+   * True when the fact id was present with byte-identical fact JSON: nothing was applied again (no contribution, no
+   * event time, no version bump); windows were still evicted and the TTL refreshed.
+   */
+  readonly duplicate: boolean;
+  /** For a duplicate: the change setFired stored for this fact id when it was first applied; undefined when none was. */
+  readonly change: FiredChange | undefined;
 }
 
 export interface RetractFactInput {
@@ -102,12 +115,19 @@ export interface SessionStore {
   get(id: string): Promise<SessionSnapshot | undefined>;
   /** True when a session was deleted. */
   delete(id: string): Promise<boolean>;
-  /** Adds or replaces a fact and applies its contributions; undefined when the session is unknown or expired. */
+  /**
+   * Adds or replaces a fact and applies its contributions; an identical re-send is a duplicate and applies nothing.
+   * Undefined when the session is unknown or expired.
+   */
   addFact(id: string, input: AddFactInput): Promise<AddFactResult | undefined>;
-  /** Removes a fact and its contributions; undefined when the session is unknown or expired. */
+  /** Removes a fact, its contributions and its stored change; undefined when the session is unknown or expired. */
   retractFact(id: string, factId: string, input: RetractFactInput): Promise<RetractFactResult | undefined>;
-  /** Stores the fired set computed for `version` unless a newer one is stored; undefined when the session is gone. */
-  setFired(id: string, fired: readonly number[], version: number): Promise<SetFiredResult | undefined>;
+  /**
+   * Stores the fired set computed for `version` unless a newer one is stored; undefined when the session is gone.
+   * With `factId` (an add's), an applied call also stores the change against the previous fired set under that fact id,
+   * in the same atomic step; addFact hands it back when the identical fact is sent again.
+   */
+  setFired(id: string, fired: readonly number[], version: number, factId?: string): Promise<SetFiredResult | undefined>;
   /** True when the backing store answers. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -3,7 +3,8 @@
 
   Key layout they rely on (see src/sessions/keys.ts):
     KEYS[1] meta hash, KEYS[2] facts hash, KEYS[3] contributions hash, KEYS[4] totals hash, KEYS[5] accumulator id set,
-    then for the i-th spec: KEYS[4 + 2i] window zset (fact id by event time), KEYS[5 + 2i] value zset (fact id by value).
+    KEYS[6] changes hash, then for the i-th spec: KEYS[5 + 2i] window zset (fact id by event time), KEYS[6 + 2i] value
+    zset (fact id by value).
   Specs arrive as JSON [[id, fn, windowMs or 0], ...]. Numbers travel as strings so no precision is lost in Lua.
 ]]
 
@@ -11,7 +12,7 @@ local function load_specs(specs_json)
   local raw = cjson.decode(specs_json)
   local list, by_id = {}, {}
   for i, s in ipairs(raw) do
-    local spec = { id = s[1], fn = s[2], window = tonumber(s[3]), time_key = KEYS[4 + 2 * i], value_key = KEYS[5 + 2 * i] }
+    local spec = { id = s[1], fn = s[2], window = tonumber(s[3]), time_key = KEYS[5 + 2 * i], value_key = KEYS[6 + 2 * i] }
     list[i] = spec
     by_id[spec.id] = spec
   end
@@ -127,7 +128,7 @@ end
 local function touch(specs, now)
   local ttl_ms = tonumber(redis.call('HGET', KEYS[1], 'ttl_ms'))
   redis.call('HSET', KEYS[1], 'expires_at', number_text(now + ttl_ms))
-  for i = 1, 5 do redis.call('PEXPIRE', KEYS[i], ttl_ms) end
+  for i = 1, 6 do redis.call('PEXPIRE', KEYS[i], ttl_ms) end
   for _, spec in ipairs(specs) do
     redis.call('PEXPIRE', spec.time_key, ttl_ms)
     redis.call('PEXPIRE', spec.value_key, ttl_ms)

@@ -2,11 +2,12 @@
   retract-fact: removes one fact and its contributions from a session's working memory, atomically.
   Prepended with accumulators.lua at load time.
 
-  KEYS: [1] meta, [2] facts, [3] contributions, [4] totals, [5] accumulator ids,
-        then per spec i: [4 + 2i] window zset, [5 + 2i] value zset.
+  KEYS: [1] meta, [2] facts, [3] contributions, [4] totals, [5] accumulator ids, [6] changes,
+        then per spec i: [5 + 2i] window zset, [6 + 2i] value zset.
   ARGV: [1] fact id, [2] specs JSON [[id, fn, windowMs or 0], ...], [3] now (epoch ms).
   Output: {'NOT_FOUND'} | {'OK', fact_count, version, removed (0|1), then per spec: count, sum, min/max or ''}.
   Retracting an absent fact changes nothing (no version bump, no TTL refresh) but still evicts and reports.
+  A removed fact's stored change goes with it; a retraction stores no change of its own (it is not a fact write).
 ]]
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return { 'NOT_FOUND' } end
@@ -20,6 +21,7 @@ local removed = redis.call('HDEL', KEYS[2], fact_id)
 local version
 if removed == 1 then
   remove_fact_contributions(fact_id, by_id)
+  redis.call('HDEL', KEYS[6], fact_id)
   version = redis.call('HINCRBY', KEYS[1], 'version', 1)
   touch(specs, now)
 else

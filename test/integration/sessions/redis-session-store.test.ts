@@ -1,24 +1,84 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { openRedisSessionStore } from '../../../src/sessions/redis-session-store.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sessionKeys } from '../../../src/sessions/keys.ts';
+import { openRedisSessionStore, type RedisSessionStore } from '../../../src/sessions/redis-session-store.ts';
 import { sessionStoreContract } from './session-store-contract.ts';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `test:${randomUUID()}:`;
+
+async function removeAll(admin: Redis, pattern: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await admin.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) await admin.del(...keys);
+  } while (cursor !== '0');
+}
+
+async function keysMatching(admin: Redis, pattern: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await admin.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    found.push(...keys);
+  } while (cursor !== '0');
+  return found.sort();
+}
 
 sessionStoreContract('Redis', {
   open: () => openRedisSessionStore({ url, keyPrefix: prefix }),
   cleanup: async () => {
     const admin = new Redis(url);
     try {
-      let cursor = '0';
-      do {
-        const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length > 0) await admin.del(...keys);
-      } while (cursor !== '0');
+      await removeAll(admin, `${prefix}*`);
     } finally {
       admin.disconnect();
     }
   },
+});
+
+describe('Redis session store change per fact id', () => {
+  const changesPrefix = `test:${randomUUID()}:`;
+  let store: RedisSessionStore;
+  let admin: Redis;
+
+  beforeAll(async () => {
+    store = await openRedisSessionStore({ url, keyPrefix: changesPrefix });
+    admin = new Redis(url);
+  });
+  afterAll(async () => {
+    await removeAll(admin, `${changesPrefix}*`);
+    admin.disconnect();
+    await store.close();
+  });
+
+  it('keeps it in the session hash-tagged changes hash, expiring with the session, until retract or delete', async () => {
+    const id = `s-${randomUUID()}`;
+    const now = Date.now();
+    await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now });
+    const base = { fact: { n: 1 }, eventTimeMs: now, contributions: [], specs: [], now, maxFacts: 10 };
+    const a = await store.addFact(id, { ...base, factId: 'a' });
+    await store.setFired(id, [4, 5], a?.version ?? -1, 'a');
+    const b = await store.addFact(id, { ...base, factId: 'b' });
+    await store.setFired(id, [5], b?.version ?? -1, 'b');
+
+    const keys = sessionKeys(changesPrefix, id);
+    expect(keys.changes).toBe(`${changesPrefix}session:{${id}}:changes`);
+    expect(await admin.hgetall(keys.changes)).toEqual({
+      a: '{"activated":[4,5],"deactivated":[]}',
+      b: '{"activated":[],"deactivated":[4]}',
+    });
+    const ttl = await admin.pttl(keys.changes);
+    expect(ttl).toBeGreaterThan(590_000);
+    expect(ttl).toBeLessThanOrEqual(600_000);
+
+    await store.retractFact(id, 'a', { specs: [], now });
+    expect(await admin.hkeys(keys.changes)).toEqual(['b']);
+    expect(await keysMatching(admin, `${changesPrefix}session:{${id}}:*`)).toContain(keys.changes);
+    expect(await store.delete(id)).toBe(true);
+    expect(await keysMatching(admin, `${changesPrefix}session:{${id}}*`)).toEqual([]);
+  });
 });

@@ -166,10 +166,10 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
       // Retracting an evicted fact takes nothing from the window a second time.
       const retracted = await store.retractFact(id, 'a', { specs, now: T0 + 13 * MINUTE });
       expect(retracted?.aggregates).toEqual({ [failed10m.id]: 3, [spend10m.id]: 11, [max10m.id]: 7, [count.id]: 4 });
-      // Replacing an in-window fact with an older event time moves it out of the window.
+      // Replacing an in-window fact with an older event time (its timestamp changed) moves it out of the window.
       const moved = await store.addFact(id, {
         factId: 'b',
-        fact: { amount: 7 },
+        fact: { amount: 7, minute: 0 },
         eventTimeMs: T0,
         contributions: [
           { accumulatorId: failed10m.id, value: 1 },
@@ -211,6 +211,77 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
       expect((await store.get(id))?.firedRules).toEqual([2, 3]);
     });
 
+    it('remembers per fact id the change an applied add caused and hands it back for an identical re-send', async () => {
+      const id = await created();
+      const base = { specs: SPECS, now: T0, maxFacts: 100, eventTimeMs: T0 };
+      const a = await store.addFact(id, { ...base, factId: 'a', fact: { amount: 10 }, contributions: spend(10) });
+      expect(a).toMatchObject({ duplicate: false, change: undefined });
+      expect(await store.setFired(id, [1, 2], a?.version ?? -1, 'a')).toEqual({ previous: [], applied: true });
+      const b = await store.addFact(id, { ...base, factId: 'b', fact: { amount: 5 }, contributions: spend(5) });
+      expect(await store.setFired(id, [2, 3], b?.version ?? -1, 'b')).toEqual({ previous: [1, 2], applied: true });
+
+      // Same JSON, even with other contributions and a later event time: nothing is applied again.
+      const again = await store.addFact(id, {
+        ...base,
+        factId: 'a',
+        fact: { amount: 10 },
+        eventTimeMs: T0 + MINUTE,
+        contributions: spend(1000),
+        now: T0 + MINUTE,
+      });
+      expect(again).toEqual({
+        duplicate: true,
+        change: { activated: [1, 2], deactivated: [] },
+        replaced: false,
+        oldFact: undefined,
+        factCount: 2,
+        version: 2,
+        aggregates: { [count.id]: 2, [sum.id]: 15, [avg.id]: 7.5, [min.id]: 5, [max.id]: 10 },
+      });
+      const againB = await store.addFact(id, { ...base, factId: 'b', fact: { amount: 5 }, contributions: spend(5) });
+      expect(againB).toMatchObject({ duplicate: true, change: { activated: [3], deactivated: [1] }, version: 2 });
+      const session = await store.get(id);
+      expect(session).toMatchObject({ version: 2, factCount: 2, firedRules: [2, 3], facts: { a: { amount: 10 }, b: { amount: 5 } } });
+    });
+
+    it('treats a different fact under the same id as a replacement and forgets the old change', async () => {
+      const id = await created();
+      const base = { specs: [count], now: T0, maxFacts: 100, eventTimeMs: T0, contributions: [{ accumulatorId: count.id, value: 1 }] };
+      const first = await store.addFact(id, { ...base, factId: 'a', fact: { n: 1, m: 2 } });
+      await store.setFired(id, [7], first?.version ?? -1, 'a');
+      // Byte-identical JSON is the test: the same object with its keys in another order is another fact.
+      const reordered = await store.addFact(id, { ...base, factId: 'a', fact: { m: 2, n: 1 } });
+      expect(reordered).toMatchObject({ duplicate: false, replaced: true, oldFact: { n: 1, m: 2 }, change: undefined, version: 2 });
+      // Its fired set was never stored: a re-send finds no change to report.
+      const resend = await store.addFact(id, { ...base, factId: 'a', fact: { m: 2, n: 1 } });
+      expect(resend).toMatchObject({ duplicate: true, change: undefined, version: 2, aggregates: { [count.id]: 1 } });
+    });
+
+    it('stores no change for a retraction, for a set-fired without a fact id, or for one a newer version beat', async () => {
+      const id = await created();
+      const base = { specs: [], now: T0, maxFacts: 100, eventTimeMs: T0, contributions: [] };
+      const a = await store.addFact(id, { ...base, factId: 'a', fact: {} });
+      expect(await store.setFired(id, [1], a?.version ?? -1)).toEqual({ previous: [], applied: true });
+      expect(await store.addFact(id, { ...base, factId: 'a', fact: {} })).toMatchObject({ duplicate: true, change: undefined });
+      const b = await store.addFact(id, { ...base, factId: 'b', fact: {} });
+      const c = await store.addFact(id, { ...base, factId: 'c', fact: {} });
+      expect(await store.setFired(id, [2], c?.version ?? -1, 'c')).toEqual({ previous: [1], applied: true });
+      expect(await store.setFired(id, [9], b?.version ?? -1, 'b')).toEqual({ previous: [2], applied: false });
+      expect(await store.addFact(id, { ...base, factId: 'b', fact: {} })).toMatchObject({ duplicate: true, change: undefined });
+      expect(await store.addFact(id, { ...base, factId: 'c', fact: {} })).toMatchObject({
+        duplicate: true,
+        change: { activated: [2], deactivated: [1] },
+      });
+      const retracted = await store.retractFact(id, 'c', { specs: [], now: T0 });
+      expect(await store.setFired(id, [], retracted?.version ?? -1)).toEqual({ previous: [2], applied: true });
+      // Retracting c took its change with it: adding c again is a new write, not a duplicate.
+      expect(await store.addFact(id, { ...base, factId: 'c', fact: {} })).toMatchObject({
+        duplicate: false,
+        replaced: false,
+        change: undefined,
+      });
+    });
+
     it('refuses a new fact beyond the limit but still allows replacing one', async () => {
       const id = await created();
       const base = { specs: [count], now: T0, maxFacts: 2, eventTimeMs: T0 };
@@ -220,6 +291,11 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
       const error = await rejection(store.addFact(id, { ...base, factId: 'c', fact: 3, contributions: one }));
       expect(error.code).toBe('SESSION_FULL');
       expect(error.message).toContain('maximum of 2 facts');
+      // A full session still answers an identical re-send: nothing new is stored.
+      expect(await store.addFact(id, { ...base, factId: 'b', fact: 2, contributions: one })).toMatchObject({
+        duplicate: true,
+        factCount: 2,
+      });
       const replaced = await store.addFact(id, { ...base, factId: 'b', fact: 22, contributions: one });
       expect(replaced).toMatchObject({ replaced: true, factCount: 2, aggregates: { [count.id]: 2 } });
     });
@@ -315,6 +391,7 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
         ],
         [store.retractFact(id, '', { specs: [], now: T0 }), 'fact id'],
         [store.setFired(id, [1], -1), 'version'],
+        [store.setFired(id, [1], 1, 'a{b}'), 'fact id'],
       ];
       for (const [promise, text] of cases) {
         const error = await rejection(promise);

@@ -23,6 +23,7 @@ describe('session keys', () => {
       contributions: 'p:session:{x}:contrib',
       totals: 'p:session:{x}:totals',
       accumulators: 'p:session:{x}:accs',
+      changes: 'p:session:{x}:changes',
     });
     expect(windowKey('p:', 'x', 'acc')).toBe('p:session:{x}:acc:acc:time');
     expect(valueKey('p:', 'x', 'acc')).toBe('p:session:{x}:acc:acc:value');
