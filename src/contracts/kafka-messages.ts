@@ -76,6 +76,12 @@ export const sessionResultMessageSchema = z
     deactivated: z.array(z.number().int()).describe('Rules that held after the previous write and no longer do.'),
     fact_count: z.number().int().min(0).describe('Facts in the working memory after this write.'),
     replaced: z.boolean().describe('The fact id was already present and its fact was replaced.'),
+    duplicate: z
+      .boolean()
+      .describe(
+        'The fact id was already present with the identical fact (a redelivered message): nothing was applied again, and ' +
+          'activated/deactivated are the change its first write caused, so a change can be published more than once.',
+      ),
     latency_ms: z.number().describe('Milliseconds for the whole write: working memory plus evaluation.'),
     revision: z.number().int().min(0).describe('The rule revision the evaluation used.'),
     source: sourcePositionSchema.describe('The input message this result answers.'),

@@ -3,7 +3,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Accumulator, RuleEngine } from '../engine/index.ts';
 import { AppError } from '../errors.ts';
 import { DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS } from '../sessions/session-limits.ts';
-import type { AccumulatorSpec, Aggregates, Contribution, SessionInfo, SessionStore } from '../sessions/session-store.ts';
+import type { AccumulatorSpec, Aggregates, Contribution, FiredChange, SessionInfo, SessionStore } from '../sessions/session-store.ts';
 import type { ExecutionsRepository, RulesetsRepository } from '../store/types.ts';
 import type { EvaluationObserver, Facts } from './evaluator.ts';
 import { eventTimeOf } from './event-time.ts';
@@ -72,6 +72,11 @@ export interface SessionEvaluation {
   revision: number;
   /** Add: the fact id was present and its fact was replaced. Retract: always false. */
   replaced: boolean;
+  /**
+   * Add: the fact id was present with the identical fact (a re-send or redelivery). Nothing was applied again, and
+   * activated/deactivated are the change the first write caused. Retract: always false.
+   */
+  duplicate: boolean;
 }
 
 /** What a session evaluates: the enabled rules of one domain (a ruleset's, or a stream's). */
@@ -159,7 +164,10 @@ export class SessionEvaluator {
     this.#options.writes?.deleted(sessionId);
   }
 
-  /** Adds a fact (or replaces the fact with the same id) and evaluates; SESSION_NOT_FOUND, SESSION_FULL, VALIDATION_ERROR. */
+  /**
+   * Adds a fact (or replaces the fact with the same id) and evaluates; SESSION_NOT_FOUND, SESSION_FULL, VALIDATION_ERROR.
+   * The identical fact under an id already held is a duplicate: nothing is applied again and the original change is reported.
+   */
   async addFact(sessionId: string, factId: string, event: Facts): Promise<SessionEvaluation> {
     const started = performance.now();
     const scope = await this.#scopeOf(sessionId);
@@ -206,7 +214,8 @@ export class SessionEvaluator {
     const retracted = await this.#options.sessions.retractFact(sessionId, factId, { specs, now: this.#clock() });
     if (retracted === undefined) throw sessionNotFound(sessionId);
     if (!retracted.removed) throw new AppError('NOT_FOUND', `Session '${sessionId}' holds no fact '${factId}'.`);
-    const outcome = await this.#evaluate(engine, sessionId, scope, factId, {}, retracted, started, false);
+    // A retraction is not a fact write: it stores no change (and the store dropped the retracted fact's).
+    const outcome = await this.#evaluate(engine, sessionId, scope, factId, {}, retracted, started, { replaced: false });
     if (outcome === undefined) throw sessionNotFound(sessionId);
     return outcome;
   }
@@ -226,10 +235,18 @@ export class SessionEvaluator {
       maxFacts: this.#options.maxFacts,
     });
     if (added === undefined) return undefined;
-    return this.#evaluate(engine, sessionId, scope, factId, event, added, started, added.replaced);
+    return this.#evaluate(engine, sessionId, scope, factId, event, added, started, {
+      replaced: added.replaced,
+      storeChangeAs: factId,
+      duplicate: added.duplicate ? { change: added.change } : undefined,
+    });
   }
 
-  /** Evaluates the rules over the aggregates a write returned, stores the fired set and records the execution. */
+  /**
+   * Evaluates the rules over the aggregates a write returned, stores the fired set (with the change, under the add's fact
+   * id) and records the execution. A duplicate with a stored change reports that change and stores nothing; one without
+   * (its first writer stopped before storing the fired set) stores it now, as an ordinary write would.
+   */
   async #evaluate(
     engine: RuleEngine,
     sessionId: string,
@@ -238,13 +255,11 @@ export class SessionEvaluator {
     fact: Facts,
     written: { aggregates: Aggregates; factCount: number; version: number },
     started: number,
-    replaced: boolean,
+    write: { replaced: boolean; storeChangeAs?: string; duplicate?: { change: FiredChange | undefined } | undefined },
   ): Promise<SessionEvaluation | undefined> {
     const result = engine.evaluate(fact, { domain: scope.domain, aggregates: written.aggregates });
-    const stored = await this.#options.sessions.setFired(sessionId, result.fired_rules, written.version);
-    if (stored === undefined) return undefined;
-    const previous = new Set(stored.previous);
-    const now = new Set(result.fired_rules);
+    const change = write.duplicate?.change ?? (await this.#storeFired(sessionId, result.fired_rules, written.version, write.storeChangeAs));
+    if (change === undefined) return undefined;
     const wallMs = this.#clock();
     const executionId = newExecutionId(wallMs);
     this.#options.executions.record({
@@ -259,8 +274,7 @@ export class SessionEvaluator {
       created_at: iso(wallMs),
     });
     this.#options.observer?.('session', result);
-    const activated = result.fired_rules.filter((id) => !previous.has(id));
-    const deactivated = stored.previous.filter((id) => !now.has(id));
+    const { activated, deactivated } = change;
     this.#options.writes?.written(sessionId, written.factCount, activated.length > 0 || deactivated.length > 0);
     return {
       session_id: sessionId,
@@ -273,8 +287,18 @@ export class SessionEvaluator {
       deactivated,
       fact_count: written.factCount,
       revision: engine.revision,
-      replaced,
+      replaced: write.replaced,
+      duplicate: write.duplicate !== undefined,
     };
+  }
+
+  /** Stores the fired set for a version; the change is against the fired set stored before. Undefined: session gone. */
+  async #storeFired(sessionId: string, fired: number[], version: number, factId: string | undefined): Promise<FiredChange | undefined> {
+    const stored = await this.#options.sessions.setFired(sessionId, fired, version, factId);
+    if (stored === undefined) return undefined;
+    const previous = new Set(stored.previous);
+    const now = new Set(fired);
+    return { activated: fired.filter((id) => !previous.has(id)), deactivated: stored.previous.filter((id) => !now.has(id)) };
   }
 
   #specsOf(engine: RuleEngine, domain: string): readonly AccumulatorSpec[] {

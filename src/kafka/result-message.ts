@@ -51,6 +51,7 @@ export function buildSessionResult(evaluation: SessionEvaluation, source: Source
     deactivated: evaluation.deactivated,
     fact_count: evaluation.fact_count,
     replaced: evaluation.replaced,
+    duplicate: evaluation.duplicate,
     latency_ms: evaluation.latency_ms,
     revision: evaluation.revision,
     source,

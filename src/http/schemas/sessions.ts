@@ -63,6 +63,12 @@ export const sessionEvaluationSchema = z
     fact_count: z.number().int().describe('Facts in the working memory after this write.'),
     revision: z.number().int().describe('Rules revision the session was evaluated against.'),
     replaced: z.boolean().describe('True when an add replaced the fact with the same fact_id; false for a retract.'),
+    duplicate: z
+      .boolean()
+      .describe(
+        'True when an add re-sent the identical fact under a fact_id already held: nothing was applied again and ' +
+          'activated/deactivated are the change the first add caused. False for a retract.',
+      ),
   })
   .register(components, { id: 'SessionEvaluation' });
 

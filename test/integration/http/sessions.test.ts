@@ -168,6 +168,7 @@ describe.each(STORES)('sessions over HTTP with the $name store', ({ open }) => {
       fact_count: 1,
       revision: expect.any(Number),
       replaced: false,
+      duplicate: false,
     });
     const execution = await json(t.app, 'GET', `/api/v1/executions/${result.execution_id}`);
     expect(execution.json()).toMatchObject({ source: 'session', domain: body.domain, facts: { amount: 500 }, fired_rules: [ids.big] });
@@ -296,12 +297,69 @@ describe.each(STORES)('sessions over HTTP with the $name store', ({ open }) => {
       deactivated: [ids.pair, ids.big],
       fact_count: 1,
       replaced: false,
+      duplicate: false,
     });
     const missing = await json(t.app, 'DELETE', `/api/v1/sessions/${id}/facts/b`);
     expect(missing.statusCode).toBe(404);
     expect(missing.json()).toEqual({ detail: `Session '${id}' holds no fact 'b'.`, error_code: 'NOT_FOUND' });
     const after = (await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json();
     expect(after).toMatchObject({ fact_count: 1, facts: { a: { amount: 5 } }, active_rules: [], version: 4 });
+  });
+
+  it('answers an identical re-send with the change the first add caused and applies nothing; a changed fact still replaces', async () => {
+    const { rulesetId, ids } = await ruleset(t, [
+      { name: 'pair', condition_dsl: count({ value: 2 }) },
+      // Counting b twice would take the sum to 160 and fire this one.
+      { name: 'spend', condition_dsl: sum('amount', { value: 150 }), priority: -1 },
+    ]);
+    const id = await session(t, rulesetId);
+    await add(id, 'a', { amount: 60 });
+    const first = await add(id, 'b', { amount: 50 });
+    expect(first).toMatchObject({ fired_rules: [ids.pair], activated: [ids.pair], deactivated: [], fact_count: 2, duplicate: false });
+
+    clock += 5_000;
+    const resend = await add(id, 'b', { amount: 50 });
+    expect(resend).toMatchObject({
+      fact_id: 'b',
+      fired_rules: [ids.pair],
+      activated: [ids.pair],
+      deactivated: [],
+      fact_count: 2,
+      replaced: false,
+      duplicate: true,
+    });
+    expect(resend.execution_id).not.toBe(first.execution_id);
+    const read = (await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json();
+    expect(read).toMatchObject({ fact_count: 2, version: 2, active_rules: [ids.pair], facts: { a: { amount: 60 }, b: { amount: 50 } } });
+
+    // A later write does not change what the re-send of b reports.
+    expect(await add(id, 'c', { amount: 1 })).toMatchObject({ activated: [], deactivated: [], fact_count: 3 });
+    expect(await add(id, 'b', { amount: 50 })).toMatchObject({ activated: [ids.pair], duplicate: true, fact_count: 3 });
+
+    // Another fact under b replaces it: 60 + 100 + 1 = 161.
+    const changed = await add(id, 'b', { amount: 100 });
+    expect(changed).toMatchObject({ fired_rules: [ids.pair, ids.spend], activated: [ids.spend], replaced: true, duplicate: false });
+    expect(await add(id, 'b', { amount: 100 })).toMatchObject({ activated: [ids.spend], deactivated: [], duplicate: true });
+    expect((await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json()).toMatchObject({ fact_count: 3, version: 4 });
+  });
+
+  it('stores the fired set at a re-send when the first add stopped before storing it', async () => {
+    const { rulesetId, ids } = await ruleset(t, [{ name: 'big', condition_dsl: gt('amount', 100) }]);
+    const id = await session(t, rulesetId);
+    // The first writer stored the fact and stopped before evaluating (a crash between the two steps).
+    const stored = await store.addFact(id, {
+      factId: 'x',
+      fact: { amount: 500 },
+      eventTimeMs: clock,
+      contributions: [],
+      specs: [],
+      now: clock,
+      maxFacts: 10,
+    });
+    expect(stored).toMatchObject({ duplicate: false, version: 1 });
+    expect(await add(id, 'x', { amount: 500 })).toMatchObject({ fired_rules: [ids.big], activated: [ids.big], duplicate: true });
+    expect((await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json()).toMatchObject({ active_rules: [ids.big], version: 1 });
+    expect(await add(id, 'x', { amount: 500 })).toMatchObject({ activated: [ids.big], duplicate: true });
   });
 
   it('keeps an accumulate-only rule active across a retraction that leaves its aggregate true', async () => {

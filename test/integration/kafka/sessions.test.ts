@@ -251,6 +251,7 @@ describe('Kafka sessions: facts with a session_id', () => {
         'deactivated',
         'fact_count',
         'replaced',
+        'duplicate',
         'latency_ms',
         'revision',
         'source',
@@ -412,6 +413,57 @@ describe('Kafka sessions: KAFKA_STREAMING', () => {
     const text = await metrics.text();
     expect(text).toMatch(/^rules_engine_node_memory_hit_rate 0\.666/m);
     expect(text).toMatch(/^rules_engine_working_memory_size 9$/m);
+  });
+
+  it('publishes again, after a crash between the session writes and the commit, the activation the first owner caused', async () => {
+    const { facts } = harness.topics;
+    const failed = { type: 'login_failed' };
+    // The offsets the next three messages of partition 0 get, hence their fact ids (they carry none).
+    const next = Number((await harness.admin.fetchTopicOffsets(facts)).find((p) => p.partition === 0)!.offset);
+    const offsets = [next, next + 1, next + 2];
+    // The first owner applied the three writes through the use case, then crashed before committing their results.
+    const firstOwner = [];
+    for (const offset of offsets) {
+      firstOwner.push(await harness.service.sessions.addFactToImplicitSession('user-crash', 'auth', `kafka:${facts}:0:${offset}`, failed));
+    }
+    expect(firstOwner.map((result) => [result.activated, result.fact_count])).toEqual([
+      [[], 1],
+      [[], 2],
+      [[lock], 3],
+    ]);
+    const before = harness.reader.on(harness.topics.results).length;
+
+    // The next owner reads the same uncommitted messages again.
+    await produce(
+      harness.kafka,
+      facts,
+      offsets.map((_, index) => ({
+        key: 'user-crash',
+        value: JSON.stringify({ facts: failed, domain: 'auth' }),
+        headers: { step: `crash-${index}` },
+        partition: 0,
+      })),
+    );
+    const results = (await harness.reader.waitFor(harness.topics.results, before + 1)).slice(before);
+    expect(await eventually(async () => (await harness.service.pipeline.lag()) === 0)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Only the write that changed the fired set publishes, as it did for the first owner; the others stay silent.
+    expect(harness.reader.on(harness.topics.results).slice(before)).toHaveLength(1);
+    expect(results[0]!.headers.step).toBe('crash-2');
+    expect(parse<SessionResultMessage>(results[0]!)).toMatchObject({
+      session_id: 'stream:auth:user-crash',
+      fact_id: `kafka:${facts}:0:${next + 2}`,
+      activated: [lock],
+      deactivated: [],
+      fired_rules: [lock],
+      fact_count: 3,
+      replaced: false,
+      duplicate: true,
+      source: { topic: facts, partition: 0, offset: String(next + 2) },
+    });
+    // Nothing was applied twice.
+    const session = await harness.service.sessions.get('stream:auth:user-crash');
+    expect(session).toMatchObject({ fact_count: 3, version: 3, active_rules: [lock] });
   });
 });
 

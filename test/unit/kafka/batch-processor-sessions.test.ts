@@ -60,6 +60,7 @@ class FakeSessions implements KafkaSessions {
       fact_count: facts.size,
       revision: 3,
       replaced: false,
+      duplicate: false,
     };
   }
 }
@@ -94,6 +95,7 @@ describe('BatchProcessor with sessions', () => {
         deactivated: [],
         fact_count: 1,
         replaced: false,
+        duplicate: false,
         latency_ms: 1,
         revision: 3,
         source: { topic: 'facts', partition: 0, offset: '0' },

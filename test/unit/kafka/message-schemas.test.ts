@@ -46,6 +46,7 @@ describe('published Kafka message schemas', () => {
         fact_count: 3,
         revision: 58,
         replaced: false,
+        duplicate: true,
       },
       { topic: 'rules.facts', partition: 0, offset: '4' },
     );

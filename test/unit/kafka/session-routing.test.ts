@@ -19,6 +19,7 @@ function evaluation(overrides: Partial<SessionEvaluation> = {}): SessionEvaluati
     fact_count: 1,
     revision: 1,
     replaced: false,
+    duplicate: false,
     ...overrides,
   };
 }
@@ -109,6 +110,9 @@ describe('sessionRouter', () => {
     expect(work.publishes(evaluation())).toBe(false);
     expect(work.publishes(evaluation({ activated: [3] }))).toBe(true);
     expect(work.publishes(evaluation({ deactivated: [3] }))).toBe(true);
+    // A redelivered message carries the change its first write caused, so the change is published again, not lost.
+    expect(work.publishes(evaluation({ duplicate: true, activated: [3] }))).toBe(true);
+    expect(work.publishes(evaluation({ duplicate: true }))).toBe(false);
   });
 
   it('in streaming mode still sends session_id facts to their own session', () => {
