@@ -47,6 +47,8 @@ export interface KafkaConfig {
   readonly groupId: string;
   readonly exactlyOnce: boolean;
   readonly streaming: boolean;
+  /** Write an execution record for every Kafka result (looked up by GET /api/v1/executions/{id}). */
+  readonly recordExecutions: boolean;
   readonly partitions: number;
   readonly schemaRegistryUrl: string | undefined;
 }
@@ -221,6 +223,7 @@ const envSchema = z.object({
   KAFKA_GROUP_ID: text('rules-evaluator'),
   KAFKA_EXACTLY_ONCE: flag(false),
   KAFKA_STREAMING: flag(false),
+  KAFKA_RECORD_EXECUTIONS: flag(true),
   KAFKA_PARTITIONS: integer(1, 10_000, 3),
   SCHEMA_REGISTRY_URL: url(/^https?:$/),
   REDIS_URL: url(/^rediss?:$/),
@@ -267,6 +270,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       groupId: e.KAFKA_GROUP_ID,
       exactlyOnce: e.KAFKA_EXACTLY_ONCE,
       streaming: e.KAFKA_STREAMING,
+      recordExecutions: e.KAFKA_RECORD_EXECUTIONS,
       partitions: e.KAFKA_PARTITIONS,
       schemaRegistryUrl: e.SCHEMA_REGISTRY_URL,
     },

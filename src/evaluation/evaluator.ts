@@ -28,6 +28,8 @@ export interface EvaluateOptions {
   /** Only this domain's rules; every domain when absent. */
   domain?: string | undefined;
   source?: ExecutionSource;
+  /** False: the outcome still has an execution id, but no execution record is written (e.g. Kafka results are the record). */
+  record?: boolean;
 }
 
 export class Evaluator {
@@ -44,7 +46,7 @@ export class Evaluator {
 
   /** Evaluates one fact and records the execution (a synchronous hand-over; the store writes it in a later batch). */
   evaluate(facts: Facts, options: EvaluateOptions = {}): EvaluationOutcome {
-    return this.#run(this.#options.catalog.engine, facts, options.domain, options.source ?? 'http');
+    return this.#run(this.#options.catalog.engine, facts, options.domain, options.source ?? 'http', options.record ?? true);
   }
 
   /** Evaluates many facts against one engine revision; results are in input order, each with its own execution id. */
@@ -53,7 +55,7 @@ export class Evaluator {
     const results: EvaluationOutcome[] = new Array(facts.length);
     for (let index = 0; index < facts.length; index++) {
       if (index > 0 && index % this.#sliceSize === 0) await yieldToEventLoop();
-      results[index] = this.#run(engine, facts[index]!, options.domain, 'bulk');
+      results[index] = this.#run(engine, facts[index]!, options.domain, 'bulk', true);
     }
     return results;
   }
@@ -66,7 +68,7 @@ export class Evaluator {
     return this.#stamp;
   }
 
-  #run(engine: RuleEngine, facts: Facts, domain: string | undefined, source: ExecutionSource): EvaluationOutcome {
+  #run(engine: RuleEngine, facts: Facts, domain: string | undefined, source: ExecutionSource, record: boolean): EvaluationOutcome {
     const result = engine.evaluate(facts, domain === undefined ? {} : { domain });
     const now = Date.now();
     const outcome: EvaluationOutcome = {
@@ -76,13 +78,15 @@ export class Evaluator {
       latency_ms: result.latency_ms,
       revision: engine.revision,
     };
-    this.#options.executions.record({
-      ...outcome,
-      source,
-      domain: domain ?? null,
-      facts,
-      created_at: this.#timestamp(now),
-    });
+    if (record) {
+      this.#options.executions.record({
+        ...outcome,
+        source,
+        domain: domain ?? null,
+        facts,
+        created_at: this.#timestamp(now),
+      });
+    }
     this.#options.observer?.(source, result);
     return outcome;
   }

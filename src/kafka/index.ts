@@ -32,15 +32,18 @@ export interface RuleCatalogHooks {
 export interface KafkaEvaluator {
   evaluate(
     facts: Record<string, unknown>,
-    options: { domain?: string | undefined; source: 'kafka' },
+    options: { domain?: string | undefined; source: 'kafka'; record: boolean },
   ): Omit<KafkaEvaluation, 'domain'> | Promise<Omit<KafkaEvaluation, 'domain'>>;
 }
 
-/** Adapts the use case to one fact message: same facts and domain as an HTTP request, recorded with source "kafka". */
-export function evaluateWith(evaluator: KafkaEvaluator): EvaluateFactMessage {
+/**
+ * Adapts the use case to one fact message: same facts and domain as an HTTP request, recorded with source "kafka"
+ * unless `recordExecutions` is false (KAFKA_RECORD_EXECUTIONS).
+ */
+export function evaluateWith(evaluator: KafkaEvaluator, recordExecutions = true): EvaluateFactMessage {
   return (message) => {
     const domain = message.domain ?? undefined;
-    const outcome = evaluator.evaluate(message.facts, { domain, source: 'kafka' });
+    const outcome = evaluator.evaluate(message.facts, { domain, source: 'kafka', record: recordExecutions });
     const withDomain = (evaluation: Omit<KafkaEvaluation, 'domain'>): KafkaEvaluation => ({ ...evaluation, domain: domain ?? null });
     return outcome instanceof Promise ? outcome.then(withDomain) : withDomain(outcome);
   };
@@ -145,7 +148,7 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
 
     const processor = new BatchProcessor({
       decoder: config.schemaRegistryUrl === undefined ? undefined : createRegistryDecoder(connectSchemaRegistry(config.schemaRegistryUrl)),
-      evaluate: evaluateWith(deps.evaluator),
+      evaluate: evaluateWith(deps.evaluator, deps.config.recordExecutions),
       sessions: sessionRouter(deps.sessions, config.streaming),
       maxUnexpectedAttempts: tuning.maxUnexpectedAttempts,
     });

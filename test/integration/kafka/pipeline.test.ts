@@ -160,3 +160,54 @@ describe('Kafka pipeline: facts to results', () => {
     expect(await eventually(async () => (await service.pipeline.lag()) === 0)).toBe(true);
   });
 });
+
+describe('Kafka pipeline with KAFKA_RECORD_EXECUTIONS=false', () => {
+  const topics = uniqueTopics('no-record');
+  let kafka: Kafka;
+  let admin: Admin;
+  let service: InProcessService;
+  let results: Received[];
+
+  beforeAll(async () => {
+    kafka = testKafka();
+    admin = kafka.admin();
+    await admin.connect();
+    service = await startInProcessService(kafkaConfig(topics, { recordExecutions: false }), { changelogTopic: topics.changelog });
+    // Facts 9..19 without a domain have amounts above 300 (see fact()).
+    const rule = { name: 'big', condition_dsl: { type: 'condition', field: 'amount', op: '>', value: 300 }, action: 'review' };
+    expect((await post(service.app, '/api/v1/rules', rule)).statusCode).toBe(201);
+    const inputs = Array.from({ length: 20 }, (_, index) => ({ key: `k-${index % 3}`, value: JSON.stringify(fact(index)) }));
+    await produce(kafka, topics.facts, inputs);
+    results = await collect(kafka, [topics.results], (received) => received.length >= inputs.length, {
+      groupPrefix: topics.group,
+      settleMs: 500,
+    });
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    if (admin !== undefined) {
+      await deleteTestTopics(admin, topics);
+      await admin.disconnect();
+    }
+  });
+
+  it('still answers every fact, with a unique execution id that no execution record stands behind', async () => {
+    expect(results).toHaveLength(20);
+    const parsed = results.map((message) => parse<ResultMessage>(message));
+    expect(new Set(parsed.map((result) => result.execution_id)).size).toBe(20);
+    expect(parsed.filter((result) => result.fired_rules.length > 0).length).toBeGreaterThan(0);
+    for (const result of parsed.slice(0, 5)) {
+      const response = await service.app.inject({ method: 'GET', url: `/api/v1/executions/${result.execution_id}` });
+      expect(response.statusCode).toBe(404);
+      expect(response.json()).toMatchObject({ error_code: 'NOT_FOUND' });
+    }
+  });
+
+  it('still records what HTTP evaluates', async () => {
+    const response = await post(service.app, '/api/v1/evaluate', { facts: { amount: 5_000 } });
+    expect(response.statusCode).toBe(200);
+    const found = await service.app.inject({ method: 'GET', url: `/api/v1/executions/${response.json().execution_id}` });
+    expect(found.statusCode).toBe(200);
+  });
+});

@@ -60,6 +60,7 @@ export function kafkaConfig(topics: TestTopics, overrides: Partial<KafkaConfig> 
     groupId: topics.group,
     exactlyOnce: false,
     streaming: false,
+    recordExecutions: true,
     partitions: 3,
     schemaRegistryUrl: undefined,
     ...overrides,

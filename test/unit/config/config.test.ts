@@ -26,6 +26,7 @@ describe('loadConfig', () => {
       groupId: 'rules-evaluator',
       exactlyOnce: false,
       streaming: false,
+      recordExecutions: true,
       partitions: 3,
       schemaRegistryUrl: undefined,
     });
@@ -56,6 +57,7 @@ describe('loadConfig', () => {
       KAFKA_GROUP_ID: 'group',
       KAFKA_EXACTLY_ONCE: 'true',
       KAFKA_STREAMING: 'yes',
+      KAFKA_RECORD_EXECUTIONS: 'false',
       KAFKA_PARTITIONS: '12',
       SCHEMA_REGISTRY_URL: 'http://registry:8081',
       REDIS_URL: 'redis://127.0.0.1:6379',
@@ -84,6 +86,7 @@ describe('loadConfig', () => {
       groupId: 'group',
       exactlyOnce: true,
       streaming: true,
+      recordExecutions: false,
       partitions: 12,
       schemaRegistryUrl: 'http://registry:8081',
     });

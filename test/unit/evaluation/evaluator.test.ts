@@ -56,6 +56,15 @@ describe('Evaluator', () => {
     expect(recorded[0]).toMatchObject({ source: 'kafka', domain: 'payments' });
   });
 
+  it('writes no execution record when asked not to, yet still answers with an execution id', () => {
+    const { evaluator, recorded, observed } = setup();
+    const outcome = evaluator.evaluate({ amount: 500 }, { domain: 'payments', source: 'kafka', record: false });
+    expect(outcome.fired_rules).toEqual([1]);
+    expect(outcome.execution_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(recorded).toEqual([]);
+    expect(observed).toHaveLength(1);
+  });
+
   it('evaluates a bulk in input order with one id per fact, yielding between slices', async () => {
     const { evaluator, recorded } = setup();
     const facts = Array.from({ length: 10 }, (_, index) => ({ amount: index * 30 }));
