@@ -35,8 +35,8 @@ export const factMessageSchema = z
         "ruleset's domain, so domain must then be absent. Unknown or expired: dead letter SESSION_NOT_FOUND.",
     ),
     fact_id: optionalText(200).describe(
-      'The fact id within the session (same id replaces the fact). Absent: kafka:<topic>:<partition>:<offset>, so a ' +
-        'redelivered message replaces its own fact instead of counting twice.',
+      'The fact id within the session (same id replaces the fact; the identical fact again is a duplicate). Absent: ' +
+        'kafka:<topic>:<partition>:<offset>, so a redelivered message is a duplicate of its own fact instead of counting twice.',
     ),
   })
   .describe('A fact to evaluate, read from the facts topic.');

@@ -31,7 +31,7 @@ export type SessionRouter = (message: FactMessage, context: FactContext) => Sess
 const MAX_FACT_ID = 200;
 
 /**
- * The fact id of a message that names none: its position, so a redelivered message (at-least-once) replaces the fact
+ * The fact id of a message that names none: its position, so a redelivered message (at-least-once) is a duplicate of the fact
  * it stored the first time instead of counting twice. Topic names fit the store's id alphabet; an overlong one is hashed.
  */
 export function positionFactId(source: SourcePosition): string {
