@@ -8,6 +8,7 @@ import {
   checkSpecs,
   checkTime,
   checkTtl,
+  refreshSlackMs,
   sessionExists,
   sessionFull,
 } from './session-limits.ts';
@@ -233,7 +234,9 @@ export class MemorySessionStore implements SessionStore {
     return session;
   }
 
+  // As in Redis: the expiry moves only once it has fallen more than ttl / 16 behind, so both stores report the same.
   #touch(session: MemorySession, now: number): void {
+    if (now + session.ttlMs - session.expiresAt <= refreshSlackMs(session.ttlMs)) return;
     session.expiresAt = now + session.ttlMs;
     session.deadline = this.#clock() + session.ttlMs;
   }

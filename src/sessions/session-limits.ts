@@ -9,6 +9,11 @@ export const MAX_TTL_SECONDS = 7 * 24 * 3600;
 const ID_PATTERN = /^[A-Za-z0-9._:-]{1,200}$/;
 const FUNCTIONS = new Set(['count', 'sum', 'avg', 'min', 'max']);
 
+/** A write refreshes a session's TTL only once its expiry is more than this behind now + ttl (accumulators.lua agrees). */
+export function refreshSlackMs(ttlMs: number): number {
+  return Math.floor(ttlMs / 16);
+}
+
 export function checkId(kind: string, id: string): void {
   if (!ID_PATTERN.test(id)) {
     throw new AppError('VALIDATION_ERROR', `${kind} must be 1-200 characters of letters, digits, '.', '_', ':' or '-'.`);

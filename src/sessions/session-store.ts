@@ -24,7 +24,11 @@ export interface SessionInfo {
   readonly rulesetId: string;
   /** Epoch ms. */
   readonly createdAt: number;
-  /** Epoch ms; pushed forward by every write. */
+  /**
+   * Epoch ms (the writers' clock) when the session expires unless written to again. A write that changes the session
+   * moves it to `now + ttl` once it has fallen more than ttl / 16 behind that, so right after a write it lies between
+   * `now + ttl - ttl / 16` and `now + ttl`; it is always the expiry the store really applies.
+   */
   readonly expiresAt: number;
   readonly factCount: number;
 }

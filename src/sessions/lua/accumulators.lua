@@ -6,7 +6,20 @@
     KEYS[6] changes hash, then for the i-th spec: KEYS[5 + 2i] window zset (fact id by event time), KEYS[6 + 2i] value
     zset (fact id by value).
   Specs arrive as JSON [[id, fn, windowMs or 0], ...]. Numbers travel as strings so no precision is lost in Lua.
+
+  TTLs: a write refreshes every key's TTL (and meta expires_at) only when the stored expiry has fallen more than
+  ttl_ms / 16 behind now + ttl_ms; otherwise only keys this call may have created get the meta hash's remaining TTL, so
+  no key ever outlives the session and expires_at stays the moment the session really expires.
 ]]
+
+-- Keys this call may have created (a write to an absent or emptied key leaves it without a TTL).
+local created, created_seen = {}, {}
+local function may_create(key)
+  if not created_seen[key] then
+    created_seen[key] = true
+    created[#created + 1] = key
+  end
+end
 
 local function load_specs(specs_json)
   local raw = cjson.decode(specs_json)
@@ -47,14 +60,16 @@ local function add_contribution(spec, fact_id, event_time, value, now)
     -- A fact already outside its window never counts.
     if tonumber(event_time) < now - spec.window then return end
     redis.call('ZADD', spec.time_key, event_time, fact_id)
+    may_create(spec.time_key)
   end
   if is_ordered(spec) then
     redis.call('ZADD', spec.value_key, value, fact_id)
+    may_create(spec.value_key)
   else
-    redis.call('HINCRBY', KEYS[4], spec.id .. ':n', 1)
+    if redis.call('HINCRBY', KEYS[4], spec.id .. ':n', 1) == 1 then may_create(KEYS[4]) end
     redis.call('HINCRBYFLOAT', KEYS[4], spec.id .. ':s', value)
   end
-  redis.call('SADD', KEYS[5], spec.id)
+  if redis.call('SADD', KEYS[5], spec.id) == 1 then may_create(KEYS[5]) end
 end
 
 local function remove_contribution(spec, fact_id, value)
@@ -124,13 +139,21 @@ local function read_aggregates(specs, out)
   return out
 end
 
--- A write keeps the whole session alive for another TTL.
+-- A write keeps the whole session alive for another TTL, give or take ttl_ms / 16 (see the header).
 local function touch(specs, now)
-  local ttl_ms = tonumber(redis.call('HGET', KEYS[1], 'ttl_ms'))
-  redis.call('HSET', KEYS[1], 'expires_at', number_text(now + ttl_ms))
-  for i = 1, 6 do redis.call('PEXPIRE', KEYS[i], ttl_ms) end
-  for _, spec in ipairs(specs) do
-    redis.call('PEXPIRE', spec.time_key, ttl_ms)
-    redis.call('PEXPIRE', spec.value_key, ttl_ms)
+  local meta = redis.call('HMGET', KEYS[1], 'ttl_ms', 'expires_at')
+  local ttl_ms = tonumber(meta[1])
+  if now + ttl_ms - (tonumber(meta[2]) or 0) > math.floor(ttl_ms / 16) then
+    redis.call('HSET', KEYS[1], 'expires_at', number_text(now + ttl_ms))
+    for i = 1, 6 do redis.call('PEXPIRE', KEYS[i], ttl_ms) end
+    for _, spec in ipairs(specs) do
+      redis.call('PEXPIRE', spec.time_key, ttl_ms)
+      redis.call('PEXPIRE', spec.value_key, ttl_ms)
+    end
+  elseif #created > 0 then
+    local left = redis.call('PTTL', KEYS[1])
+    if left > 0 then
+      for _, key in ipairs(created) do redis.call('PEXPIRE', key, left) end
+    end
   end
 end

@@ -38,6 +38,11 @@ redis.call('HDEL', KEYS[6], fact_id)
 
 redis.call('HSET', KEYS[2], fact_id, ARGV[2])
 redis.call('HSET', KEYS[3], fact_id, ARGV[3])
+-- With at most one fact before, the facts hash was absent or the contributions hash just emptied by the replacement.
+if fact_count <= 1 then
+  may_create(KEYS[2])
+  may_create(KEYS[3])
+end
 local record = cjson.decode(ARGV[3])
 for _, c in ipairs(record.c) do
   local spec = by_id[c[1]]

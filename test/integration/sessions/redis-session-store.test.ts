@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sessionKeys } from '../../../src/sessions/keys.ts';
+import { sessionKeys, valueKey, windowKey } from '../../../src/sessions/keys.ts';
 import { openRedisSessionStore, type RedisSessionStore } from '../../../src/sessions/redis-session-store.ts';
 import { sessionStoreContract } from './session-store-contract.ts';
 
@@ -80,5 +80,65 @@ describe('Redis session store change per fact id', () => {
     expect(await keysMatching(admin, `${changesPrefix}session:{${id}}:*`)).toContain(keys.changes);
     expect(await store.delete(id)).toBe(true);
     expect(await keysMatching(admin, `${changesPrefix}session:{${id}}*`)).toEqual([]);
+  });
+});
+
+describe('Redis session store TTLs', () => {
+  const ttlPrefix = `test:${randomUUID()}:`;
+  let store: RedisSessionStore;
+  let admin: Redis;
+
+  beforeAll(async () => {
+    store = await openRedisSessionStore({ url, keyPrefix: ttlPrefix });
+    admin = new Redis(url);
+  });
+  afterAll(async () => {
+    await removeAll(admin, `${ttlPrefix}*`);
+    admin.disconnect();
+    await store.close();
+  });
+
+  it('gives every key a write creates the session TTL even when the write does not refresh it', async () => {
+    const id = `s-${randomUUID()}`;
+    const now = Date.now();
+    await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now });
+    const specs = [
+      { id: 'n', fn: 'count' as const, windowMs: 60_000 },
+      { id: 'hi', fn: 'max' as const },
+    ];
+    const add = (factId: string, at: number) =>
+      store.addFact(id, {
+        factId,
+        fact: { factId, at },
+        eventTimeMs: at,
+        contributions: [
+          { accumulatorId: 'n', value: 1 },
+          { accumulatorId: 'hi', value: at - now },
+        ],
+        specs,
+        now: at,
+        maxFacts: 10,
+      });
+    // Written at creation time: nothing is refreshed, yet facts, contributions, totals, accs and sorted sets are new.
+    await add('a', now);
+    // Retracting the only fact empties every key; adding again (still no refresh) creates them anew.
+    await store.retractFact(id, 'a', { specs, now: now + 1 });
+    await add('b', now + 2);
+    const keys = sessionKeys(ttlPrefix, id);
+    const all = [
+      keys.meta,
+      keys.facts,
+      keys.contributions,
+      keys.totals,
+      keys.accumulators,
+      windowKey(ttlPrefix, id, 'n'),
+      valueKey(ttlPrefix, id, 'hi'),
+    ];
+    for (const key of all) {
+      const ttl = await admin.pttl(key);
+      expect({ key, live: ttl > 590_000 && ttl <= 600_000 }).toEqual({ key, live: true });
+    }
+    expect((await store.get(id))?.expiresAt).toBe(now + 600_000);
+    expect(await keysMatching(admin, `${ttlPrefix}session:{${id}}:*`)).toEqual([...all].sort());
   });
 });
