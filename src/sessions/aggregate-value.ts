@@ -2,7 +2,7 @@
 import type { AccumulatorSpec } from './session-store.ts';
 
 export interface RunningState {
-  /** Contributions currently counted. */
+  /** Contributions currently counted; read for count, sum and avg only (the Redis store reports 0 for min/max). */
   readonly count: number;
   readonly sum: number;
   /** Smallest or largest contribution for min/max accumulators; undefined when none. */

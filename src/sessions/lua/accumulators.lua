@@ -117,8 +117,19 @@ local function remove_fact_contributions(fact_id, by_id)
   redis.call('HDEL', KEYS[3], fact_id)
 end
 
--- Per spec three entries: contribution count, sum, and the min or max value ('' when none).
+-- Per spec three entries: contribution count, sum, and the min or max value (''). Count and sum come from one HMGET;
+-- min/max report count 0, which aggregateValue never reads for them.
 local function read_aggregates(specs, out)
+  local fields = {}
+  for _, spec in ipairs(specs) do
+    if not is_ordered(spec) then
+      fields[#fields + 1] = spec.id .. ':n'
+      fields[#fields + 1] = spec.id .. ':s'
+    end
+  end
+  local totals = {}
+  if #fields > 0 then totals = redis.call('HMGET', KEYS[4], unpack(fields)) end
+  local next_total = 1
   for _, spec in ipairs(specs) do
     if is_ordered(spec) then
       local range
@@ -127,13 +138,14 @@ local function read_aggregates(specs, out)
       else
         range = redis.call('ZRANGE', spec.value_key, -1, -1, 'WITHSCORES')
       end
-      out[#out + 1] = tostring(redis.call('ZCARD', spec.value_key))
+      out[#out + 1] = '0'
       out[#out + 1] = '0'
       out[#out + 1] = range[2] or ''
     else
-      out[#out + 1] = redis.call('HGET', KEYS[4], spec.id .. ':n') or '0'
-      out[#out + 1] = redis.call('HGET', KEYS[4], spec.id .. ':s') or '0'
+      out[#out + 1] = totals[next_total] or '0'
+      out[#out + 1] = totals[next_total + 1] or '0'
       out[#out + 1] = ''
+      next_total = next_total + 2
     end
   end
   return out

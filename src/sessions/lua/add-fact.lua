@@ -9,7 +9,7 @@
         [4] specs JSON [[id, fn, windowMs or 0], ...], [5] now (epoch ms), [6] max facts.
   Output: {'NOT_FOUND'} | {'FULL', fact_count}
         | {'OK', fact_count, version, replaced (0|1), old fact JSON or '', duplicate (0|1), stored change JSON or '',
-           then per spec: count, sum, min/max or ''}.
+           then per spec: count (0 for min/max), sum, min/max or ''}.
 ]]
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return { 'NOT_FOUND' } end

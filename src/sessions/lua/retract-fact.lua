@@ -5,7 +5,8 @@
   KEYS: [1] meta, [2] facts, [3] contributions, [4] totals, [5] accumulator ids, [6] changes,
         then per spec i: [5 + 2i] window zset, [6 + 2i] value zset.
   ARGV: [1] fact id, [2] specs JSON [[id, fn, windowMs or 0], ...], [3] now (epoch ms).
-  Output: {'NOT_FOUND'} | {'OK', fact_count, version, removed (0|1), then per spec: count, sum, min/max or ''}.
+  Output: {'NOT_FOUND'} | {'OK', fact_count, version, removed (0|1), then per spec: count (0 for min/max), sum,
+          min/max or ''}.
   Retracting an absent fact changes nothing (no version bump, no TTL refresh) but still evicts and reports.
   A removed fact's stored change goes with it; a retraction stores no change of its own (it is not a fact write).
 ]]
