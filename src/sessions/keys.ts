@@ -1,7 +1,7 @@
 // Every Redis key of a session, built in one place; `{id}` is a hash tag so one session's keys share a cluster slot.
 
 export interface SessionKeys {
-  /** Hash: ruleset_id, created_at, expires_at, ttl_ms, version, fired, fired_version. */
+  /** Hash: ruleset_id, created_at, expires_at, ttl_ms, version, fired, fired_version, specs (last registered list). */
   readonly meta: string;
   /** Hash: fact_id -> fact JSON. */
   readonly facts: string;
@@ -9,7 +9,7 @@ export interface SessionKeys {
   readonly contributions: string;
   /** Hash: `<accumulator id>:n` count and `<accumulator id>:s` sum of contributions currently counted. */
   readonly totals: string;
-  /** Set: accumulator ids ever written, so delete finds their ordered sets. */
+  /** Set: accumulator ids of every specs list an add registered (once per list), so delete finds their ordered sets. */
   readonly accumulators: string;
   /** Hash: fact_id -> JSON {activated, deactivated}: the fired-set change its applied write caused, for re-sends. */
   readonly changes: string;

@@ -32,6 +32,22 @@ local function load_specs(specs_json)
   return list, by_id
 end
 
+-- The meta fields writes need, in one call; nil when the session is unknown or expired (ttl_ms is always set).
+local function load_meta()
+  local fields = redis.call('HMGET', KEYS[1], 'ttl_ms', 'expires_at', 'specs')
+  if not fields[1] then return nil end
+  return { ttl_ms = tonumber(fields[1]), expires_at = tonumber(fields[2]) or 0, specs = fields[3] }
+end
+
+-- delete finds sorted sets through the accumulator id set: ids are added once per specs list, not per contribution.
+local function register_accumulators(meta, specs, specs_json)
+  if #specs == 0 or meta.specs == specs_json then return end
+  local ids = {}
+  for i, spec in ipairs(specs) do ids[i] = spec.id end
+  if redis.call('SADD', KEYS[5], unpack(ids)) > 0 then may_create(KEYS[5]) end
+  redis.call('HSET', KEYS[1], 'specs', specs_json)
+end
+
 local function is_ordered(spec)
   return spec.fn == 'min' or spec.fn == 'max'
 end
@@ -69,7 +85,6 @@ local function add_contribution(spec, fact_id, event_time, value, now)
     if redis.call('HINCRBY', KEYS[4], spec.id .. ':n', 1) == 1 then may_create(KEYS[4]) end
     redis.call('HINCRBYFLOAT', KEYS[4], spec.id .. ':s', value)
   end
-  if redis.call('SADD', KEYS[5], spec.id) == 1 then may_create(KEYS[5]) end
 end
 
 local function remove_contribution(spec, fact_id, value)
@@ -152,10 +167,9 @@ local function read_aggregates(specs, out)
 end
 
 -- A write keeps the whole session alive for another TTL, give or take ttl_ms / 16 (see the header).
-local function touch(specs, now)
-  local meta = redis.call('HMGET', KEYS[1], 'ttl_ms', 'expires_at')
-  local ttl_ms = tonumber(meta[1])
-  if now + ttl_ms - (tonumber(meta[2]) or 0) > math.floor(ttl_ms / 16) then
+local function touch(meta, specs, now)
+  local ttl_ms = meta.ttl_ms
+  if now + ttl_ms - meta.expires_at > math.floor(ttl_ms / 16) then
     redis.call('HSET', KEYS[1], 'expires_at', number_text(now + ttl_ms))
     for i = 1, 6 do redis.call('PEXPIRE', KEYS[i], ttl_ms) end
     for _, spec in ipairs(specs) do

@@ -12,7 +12,8 @@
            then per spec: count (0 for min/max), sum, min/max or ''}.
 ]]
 
-if redis.call('EXISTS', KEYS[1]) == 0 then return { 'NOT_FOUND' } end
+local meta = load_meta()
+if not meta then return { 'NOT_FOUND' } end
 
 local fact_id = ARGV[1]
 local now = tonumber(ARGV[5])
@@ -22,7 +23,7 @@ local specs, by_id = load_specs(ARGV[4])
 -- A duplicate only evicts (time passed) and refreshes the TTL, as a retraction of an absent fact does; no version bump.
 if old_fact == ARGV[2] then
   for _, spec in ipairs(specs) do evict(spec, now) end
-  touch(specs, now)
+  touch(meta, specs, now)
   local version = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
   local change = redis.call('HGET', KEYS[6], fact_id) or ''
   return read_aggregates(specs, { 'OK', redis.call('HLEN', KEYS[2]), version, 0, '', 1, change })
@@ -36,6 +37,7 @@ if old_fact then remove_fact_contributions(fact_id, by_id) end
 -- The replaced fact's change no longer describes this fact; set-fired stores the new one once it is applied.
 redis.call('HDEL', KEYS[6], fact_id)
 
+register_accumulators(meta, specs, ARGV[4])
 redis.call('HSET', KEYS[2], fact_id, ARGV[2])
 redis.call('HSET', KEYS[3], fact_id, ARGV[3])
 -- With at most one fact before, the facts hash was absent or the contributions hash just emptied by the replacement.
@@ -50,7 +52,7 @@ for _, c in ipairs(record.c) do
 end
 
 local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
-touch(specs, now)
+touch(meta, specs, now)
 local replaced = 0
 if old_fact then replaced = 1 end
 return read_aggregates(specs, { 'OK', redis.call('HLEN', KEYS[2]), version, replaced, old_fact or '', 0, '' })

@@ -11,7 +11,8 @@
   A removed fact's stored change goes with it; a retraction stores no change of its own (it is not a fact write).
 ]]
 
-if redis.call('EXISTS', KEYS[1]) == 0 then return { 'NOT_FOUND' } end
+local meta = load_meta()
+if not meta then return { 'NOT_FOUND' } end
 
 local fact_id = ARGV[1]
 local now = tonumber(ARGV[3])
@@ -24,7 +25,7 @@ if removed == 1 then
   remove_fact_contributions(fact_id, by_id)
   redis.call('HDEL', KEYS[6], fact_id)
   version = redis.call('HINCRBY', KEYS[1], 'version', 1)
-  touch(specs, now)
+  touch(meta, specs, now)
 else
   version = tonumber(redis.call('HGET', KEYS[1], 'version'))
 end

@@ -140,5 +140,21 @@ describe('Redis session store TTLs', () => {
     }
     expect((await store.get(id))?.expiresAt).toBe(now + 600_000);
     expect(await keysMatching(admin, `${ttlPrefix}session:{${id}}:*`)).toEqual([...all].sort());
+    // Another specs list registers its ids once, so delete still finds every sorted set.
+    const lows = [{ id: 'lo', fn: 'min' as const }];
+    const low = {
+      fact: { low: true },
+      eventTimeMs: now,
+      contributions: [{ accumulatorId: 'lo', value: 3 }],
+      specs: lows,
+      now,
+      maxFacts: 10,
+    };
+    await store.addFact(id, { ...low, factId: 'c' });
+    await store.addFact(id, { ...low, factId: 'd' });
+    expect((await admin.smembers(keys.accumulators)).sort()).toEqual(['hi', 'lo', 'n']);
+    expect(await admin.pttl(valueKey(ttlPrefix, id, 'lo'))).toBeGreaterThan(590_000);
+    expect(await store.delete(id)).toBe(true);
+    expect(await keysMatching(admin, `${ttlPrefix}session:{${id}}*`)).toEqual([]);
   });
 });
