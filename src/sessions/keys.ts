@@ -27,7 +27,7 @@ export function sessionKeys(prefix: string, id: string): SessionKeys {
   };
 }
 
-/** Sorted set of fact ids by event time, for window eviction. */
+/** Sorted set of `<fact id>|<value>` by event time, for window eviction (the value is what leaves the sum). */
 export function windowKey(prefix: string, id: string, accumulatorId: string): string {
   return `${prefix}session:{${id}}:acc:${accumulatorId}:time`;
 }

@@ -3,8 +3,8 @@
 
   Key layout they rely on (see src/sessions/keys.ts):
     KEYS[1] meta hash, KEYS[2] facts hash, KEYS[3] contributions hash, KEYS[4] totals hash, KEYS[5] accumulator id set,
-    KEYS[6] changes hash, then for the i-th spec: KEYS[5 + 2i] window zset (fact id by event time), KEYS[6 + 2i] value
-    zset (fact id by value).
+    KEYS[6] changes hash, then for the i-th spec: KEYS[5 + 2i] window zset ('<fact id>|<value>' by event time),
+    KEYS[6 + 2i] value zset (fact id by value).
   Specs arrive as JSON [[id, fn, windowMs or 0], ...]. Numbers travel as strings so no precision is lost in Lua.
 
   TTLs: a write refreshes every key's TTL (and meta expires_at) only when the stored expiry has fallen more than
@@ -71,16 +71,26 @@ local function subtract_total(spec, value)
   end
 end
 
+-- Window set members are '<fact id>|<value>' (ids never hold '|'), so eviction needs no contribution record.
+local function window_member(fact_id, value)
+  return fact_id .. '|' .. value
+end
+
+-- Sorted sets this call found holding a member inside the window and did not shrink exist already (touch skips them).
+local function note_shrunk(spec)
+  spec.live = false
+end
+
 local function add_contribution(spec, fact_id, event_time, value, now)
   if spec.window > 0 then
     -- A fact already outside its window never counts.
     if tonumber(event_time) < now - spec.window then return end
-    redis.call('ZADD', spec.time_key, event_time, fact_id)
-    may_create(spec.time_key)
+    redis.call('ZADD', spec.time_key, event_time, window_member(fact_id, value))
+    if not spec.live then may_create(spec.time_key) end
   end
   if is_ordered(spec) then
     redis.call('ZADD', spec.value_key, value, fact_id)
-    may_create(spec.value_key)
+    if not spec.live then may_create(spec.value_key) end
   else
     if redis.call('HINCRBY', KEYS[4], spec.id .. ':n', 1) == 1 then may_create(KEYS[4]) end
     redis.call('HINCRBYFLOAT', KEYS[4], spec.id .. ':s', value)
@@ -88,15 +98,24 @@ local function add_contribution(spec, fact_id, event_time, value, now)
 end
 
 local function remove_contribution(spec, fact_id, value)
-  -- Absent from the window set: evicted earlier (or never in the window), so nothing to take back.
-  if spec.window > 0 and redis.call('ZREM', spec.time_key, fact_id) == 0 then return end
+  if spec.window > 0 then
+    -- Absent from the window set: evicted earlier (or never in the window), so nothing to take back. A bare fact id is
+    -- the member an older layout wrote.
+    if redis.call('ZREM', spec.time_key, window_member(fact_id, value)) == 0
+      and redis.call('ZREM', spec.time_key, fact_id) == 0 then
+      return
+    end
+    note_shrunk(spec)
+  end
   if is_ordered(spec) then
     redis.call('ZREM', spec.value_key, fact_id)
+    note_shrunk(spec)
   else
     subtract_total(spec, value)
   end
 end
 
+-- Only for window members of the older layout (a bare fact id).
 local function contribution_value(fact_id, accumulator_id)
   local record = redis.call('HGET', KEYS[3], fact_id)
   if not record then return nil end
@@ -106,20 +125,45 @@ local function contribution_value(fact_id, accumulator_id)
   return nil
 end
 
--- Window eviction by event time: everything strictly older than now - window leaves the running state.
+-- Window eviction by event time: everything strictly older than now - window leaves the running state. The oldest
+-- member is looked at first, so a window with nothing to evict costs one call.
 local function evict(spec, now)
   if spec.window <= 0 then return end
-  local cutoff = '(' .. number_text(now - spec.window)
+  local limit = now - spec.window
+  local oldest = redis.call('ZRANGE', spec.time_key, 0, 0, 'WITHSCORES')
+  if oldest[2] == nil then return end
+  if tonumber(oldest[2]) >= limit then
+    spec.live = true
+    return
+  end
+  local cutoff = '(' .. number_text(limit)
   local expired = redis.call('ZRANGEBYSCORE', spec.time_key, '-inf', cutoff)
-  for _, fact_id in ipairs(expired) do
+  local values = {}
+  for _, member in ipairs(expired) do
+    local bar = string.find(member, '|', 1, true)
+    local fact_id, value
+    if bar then
+      fact_id, value = string.sub(member, 1, bar - 1), string.sub(member, bar + 1)
+    else
+      fact_id, value = member, contribution_value(member, spec.id)
+    end
     if is_ordered(spec) then
       redis.call('ZREM', spec.value_key, fact_id)
-    else
-      local value = contribution_value(fact_id, spec.id)
-      if value then subtract_total(spec, value) end
+    elseif value then
+      values[#values + 1] = value
     end
   end
-  if #expired > 0 then redis.call('ZREMRANGEBYSCORE', spec.time_key, '-inf', cutoff) end
+  -- One decrement for all; the sum is taken down member by member (long double, as when they were added) unless the
+  -- accumulator is left empty, which clears it.
+  if #values > 0 then
+    local n = redis.call('HINCRBY', KEYS[4], spec.id .. ':n', -#values)
+    if n <= 0 then
+      redis.call('HDEL', KEYS[4], spec.id .. ':n', spec.id .. ':s')
+    else
+      for _, value in ipairs(values) do redis.call('HINCRBYFLOAT', KEYS[4], spec.id .. ':s', negate(value)) end
+    end
+  end
+  redis.call('ZREMRANGEBYSCORE', spec.time_key, '-inf', cutoff)
 end
 
 local function remove_fact_contributions(fact_id, by_id)

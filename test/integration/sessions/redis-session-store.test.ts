@@ -157,4 +157,56 @@ describe('Redis session store TTLs', () => {
     expect(await store.delete(id)).toBe(true);
     expect(await keysMatching(admin, `${ttlPrefix}session:{${id}}*`)).toEqual([]);
   });
+
+  it('evicts and retracts window members of the older layout (a bare fact id, its value in the contributions hash)', async () => {
+    const id = `s-${randomUUID()}`;
+    const now = Date.now();
+    await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now });
+    const specs = [
+      { id: 'spend', fn: 'sum' as const, windowMs: 60_000 },
+      { id: 'top', fn: 'max' as const, windowMs: 60_000 },
+    ];
+    const keys = sessionKeys(ttlPrefix, id);
+    // What an earlier version stored for two facts at `now` worth 5 and 7.
+    for (const [factId, amount] of [
+      ['a', '5'],
+      ['b', '7'],
+    ] as const) {
+      await admin.hset(keys.facts, factId, JSON.stringify({ amount: Number(amount) }));
+      await admin.hset(
+        keys.contributions,
+        factId,
+        JSON.stringify({
+          t: String(now),
+          c: [
+            ['spend', amount],
+            ['top', amount],
+          ],
+        }),
+      );
+      await admin.zadd(windowKey(ttlPrefix, id, 'spend'), now, factId);
+      await admin.zadd(windowKey(ttlPrefix, id, 'top'), now, factId);
+      await admin.zadd(valueKey(ttlPrefix, id, 'top'), amount, factId);
+    }
+    await admin.hset(keys.totals, 'spend:n', 2, 'spend:s', 12);
+    const retracted = await store.retractFact(id, 'b', { specs, now });
+    expect(retracted?.aggregates).toEqual({ spend: 5, top: 5 });
+    const added = await store.addFact(id, {
+      factId: 'c',
+      fact: { amount: 2 },
+      eventTimeMs: now + 30_000,
+      contributions: [
+        { accumulatorId: 'spend', value: 2 },
+        { accumulatorId: 'top', value: 2 },
+      ],
+      specs,
+      now: now + 30_000,
+      maxFacts: 10,
+    });
+    expect(added?.aggregates).toEqual({ spend: 7, top: 5 });
+    // 'a' leaves both windows; only 'c' (stored in the new layout) is left.
+    const later = await store.retractFact(id, 'none', { specs, now: now + 61_000 });
+    expect(later?.aggregates).toEqual({ spend: 2, top: 2 });
+    expect(await admin.zrange(windowKey(ttlPrefix, id, 'spend'), 0, -1)).toEqual(['c|2']);
+  });
 });
