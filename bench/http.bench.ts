@@ -18,6 +18,7 @@ import { buildApp } from '../src/http/app.ts';
 import { createLogger } from '../src/logger.ts';
 import { openStore } from '../src/store/index.ts';
 import type { ExecutionRecord, RuleDraft, Store, StoredRule } from '../src/store/types.ts';
+import { mulberry32 } from './lib/prng.ts';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const SELF = fileURLToPath(import.meta.url);
@@ -100,24 +101,12 @@ async function serveInMemory(ruleCount: number): Promise<void> {
   process.stdout.write(`listening ${typeof address === 'object' && address !== null ? address.port : 0}\n`);
 }
 
-/** A seeded pseudo-random generator, so every run stores the same rules. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 /**
  * Rules shaped like a payments rulebook: each names a country and adds one to three of a threshold, a tier, an age band and
  * a channel (every 50th a regex), so a typical fact fires a handful of rules, as in production rule sets.
  */
 function rules(count: number): RuleDraft[] {
-  const next = random(42);
+  const next = mulberry32(42);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
   const countries = ['DE', 'FR', 'US', 'GB', 'NL', 'ES', 'IT', 'PL', 'SE', 'CA'];
   const domains = ['payments', 'payments', 'shipping', 'loyalty'];

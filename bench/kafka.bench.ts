@@ -14,6 +14,7 @@ import { RuleCatalog } from '../src/evaluation/rule-catalog.ts';
 import { BatchProcessor } from '../src/kafka/batch-processor.ts';
 import { evaluateWith, startKafkaPipeline } from '../src/kafka/index.ts';
 import { openStore, type SqlStore } from '../src/store/index.ts';
+import { mulberry32 } from './lib/prng.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -34,18 +35,6 @@ const ROUNDS = Number(args.rounds);
 
 const COUNTRIES = ['US', 'CA', 'FR', 'DE', 'GB', 'JP', 'BR', 'IN', 'ES', 'IT'];
 const CHANNELS = ['web', 'app', 'pos'];
-
-/** A deterministic pseudo-random sequence (mulberry32), so every run sees the same rules and facts. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** Fraud-style rules over amount, country, channel and account age, a few percent of which fire per fact. */
 function ruleCondition(next: () => number, index: number): ConditionNode {
@@ -258,7 +247,7 @@ async function freshPostgres(id: string): Promise<{ url: string; drop: () => Pro
 }
 
 async function createRules(store: SqlStore): Promise<void> {
-  const next = random(7);
+  const next = mulberry32(7);
   for (let index = 0; index < RULES; index++) {
     const rule = { name: `rule-${index}`, domain: 'payments', condition_dsl: ruleCondition(next, index), action: `action-${index % 25}` };
     await store.rules.create({ ...rule, priority: index % 7 }, 'bench');
@@ -319,7 +308,7 @@ async function main(): Promise<void> {
       recordExecutions: false,
     });
 
-    const next = random(42);
+    const next = mulberry32(42);
     const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
     await producer.connect();
     cleanups.push(() => producer.disconnect());
