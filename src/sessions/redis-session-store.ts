@@ -43,6 +43,16 @@ export interface RedisSessionStoreOptions {
 
 type ScriptCommand = (numberOfKeys: number, ...args: (string | number)[]) => Promise<unknown>;
 
+/** What an add derives from one specs array, kept while the array lives (the evaluator passes the same one each time). */
+interface PreparedSpecs {
+  readonly byId: Map<string, AccumulatorSpec>;
+  readonly json: string;
+  /** Script keys per session id; bounded, as session ids come and go. */
+  readonly keys: Map<string, string[]>;
+}
+
+const MAX_CACHED_KEY_LISTS = 10_000;
+
 /** Options that make commands fail fast while Redis is away and reconnect forever in the background. */
 export function sessionRedisOptions(connectTimeoutMs: number): RedisOptions {
   return {
@@ -71,6 +81,7 @@ export async function openRedisSessionStore(options: RedisSessionStoreOptions): 
 export class RedisSessionStore implements SessionStore {
   readonly #client: Redis;
   readonly #prefix: string;
+  readonly #prepared = new WeakMap<readonly AccumulatorSpec[], PreparedSpecs>();
 
   /** Takes ownership of the client: close() quits it. */
   constructor(client: Redis, keyPrefix: string) {
@@ -138,19 +149,19 @@ export class RedisSessionStore implements SessionStore {
     checkTime('eventTimeMs', input.eventTimeMs);
     checkTime('now', input.now);
     checkMaxFacts(input.maxFacts);
-    const byId = checkSpecs(input.specs);
-    checkContributions(input.contributions, byId);
+    const prepared = this.#prepare(input.specs);
+    checkContributions(input.contributions, prepared.byId);
     const factJson = JSON.stringify(input.fact);
     if (factJson === undefined) throw new AppError('VALIDATION_ERROR', 'The fact must be a JSON value.');
     const record = JSON.stringify({
       t: String(input.eventTimeMs),
       c: input.contributions.map((c) => [c.accumulatorId, String(c.value)]),
     });
-    const reply = await this.#run('sessionAddFact', this.#scriptKeys(id, input.specs), [
+    const reply = await this.#run('sessionAddFact', this.#scriptKeys(id, input.specs, prepared), [
       input.factId,
       factJson,
       record,
-      specsJson(input.specs),
+      prepared.json,
       String(input.now),
       String(input.maxFacts),
     ]);
@@ -174,10 +185,10 @@ export class RedisSessionStore implements SessionStore {
     checkId('session id', id);
     checkId('fact id', factId);
     checkTime('now', input.now);
-    checkSpecs(input.specs);
-    const reply = await this.#run('sessionRetractFact', this.#scriptKeys(id, input.specs), [
+    const prepared = this.#prepare(input.specs);
+    const reply = await this.#run('sessionRetractFact', this.#scriptKeys(id, input.specs, prepared), [
       factId,
-      specsJson(input.specs),
+      prepared.json,
       String(input.now),
     ]);
     const parts = asArray(reply);
@@ -219,10 +230,25 @@ export class RedisSessionStore implements SessionStore {
     }
   }
 
-  #scriptKeys(id: string, specs: readonly AccumulatorSpec[]): string[] {
+  /** Validates a specs array once and keeps what every add derives from it (specs are never mutated once passed). */
+  #prepare(specs: readonly AccumulatorSpec[]): PreparedSpecs {
+    let prepared = this.#prepared.get(specs);
+    if (prepared === undefined) {
+      prepared = { byId: checkSpecs(specs), json: specsJson(specs), keys: new Map() };
+      this.#prepared.set(specs, prepared);
+    }
+    return prepared;
+  }
+
+  #scriptKeys(id: string, specs: readonly AccumulatorSpec[], prepared: PreparedSpecs): string[] {
+    const cached = prepared.keys.get(id);
+    if (cached !== undefined) return cached;
     const keys: SessionKeys = sessionKeys(this.#prefix, id);
     const fixed = [keys.meta, keys.facts, keys.contributions, keys.totals, keys.accumulators, keys.changes];
-    return fixed.concat(specs.flatMap((s) => [windowKey(this.#prefix, id, s.id), valueKey(this.#prefix, id, s.id)]));
+    const list = fixed.concat(specs.flatMap((s) => [windowKey(this.#prefix, id, s.id), valueKey(this.#prefix, id, s.id)]));
+    if (prepared.keys.size >= MAX_CACHED_KEY_LISTS) prepared.keys.clear();
+    prepared.keys.set(id, list);
+    return list;
   }
 
   async #run(name: LuaScriptName, keys: string[], args: string[]): Promise<unknown> {

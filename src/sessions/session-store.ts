@@ -58,7 +58,10 @@ export interface AddFactInput {
   /** Event time (epoch ms) from the fact's timestamp field, or arrival time. */
   readonly eventTimeMs: number;
   readonly contributions: readonly Contribution[];
-  /** Every accumulator of the session's ruleset; aggregates are returned for each. */
+  /**
+   * Every accumulator of the session's ruleset; aggregates are returned for each. Never mutate an array once passed:
+   * stores may keep what they derive from it (validation, JSON, key names) for as long as the array lives.
+   */
   readonly specs: readonly AccumulatorSpec[];
   readonly now: number;
   readonly maxFacts: number;
@@ -89,6 +92,7 @@ export interface AddFactResult {
 }
 
 export interface RetractFactInput {
+  /** As for AddFactInput: never mutated once passed. */
   readonly specs: readonly AccumulatorSpec[];
   readonly now: number;
 }

@@ -188,7 +188,7 @@ describe('Redis session store TTLs', () => {
       await admin.zadd(windowKey(ttlPrefix, id, 'top'), now, factId);
       await admin.zadd(valueKey(ttlPrefix, id, 'top'), amount, factId);
     }
-    await admin.hset(keys.totals, 'spend:n', 2, 'spend:s', 12);
+    await admin.hset(keys.totals, 'spend:n', '2', 'spend:s', '12');
     const retracted = await store.retractFact(id, 'b', { specs, now });
     expect(retracted?.aggregates).toEqual({ spend: 5, top: 5 });
     const added = await store.addFact(id, {
@@ -207,6 +207,6 @@ describe('Redis session store TTLs', () => {
     // 'a' leaves both windows; only 'c' (stored in the new layout) is left.
     const later = await store.retractFact(id, 'none', { specs, now: now + 61_000 });
     expect(later?.aggregates).toEqual({ spend: 2, top: 2 });
-    expect(await admin.zrange(windowKey(ttlPrefix, id, 'spend'), 0, -1)).toEqual(['c|2']);
+    expect(await admin.zrange(windowKey(ttlPrefix, id, 'spend'), '0', '-1')).toEqual(['c|2']);
   });
 });
