@@ -1,6 +1,7 @@
 // In-process working memory with the Redis store's semantics, for a single instance without REDIS_URL.
 import { AppError } from '../errors.ts';
 import { aggregateValue } from './aggregate-value.ts';
+import { MinHeap } from './min-heap.ts';
 import {
   checkContributions,
   checkId,
@@ -40,11 +41,24 @@ interface FactRecord {
   readonly contributions: ReadonlyMap<string, number>;
 }
 
+interface Member {
+  readonly factId: string;
+  readonly eventTimeMs: number;
+  readonly value: number;
+}
+
 interface AccumulatorState {
   count: number;
   sum: number;
-  /** Fact ids currently counted, with their value: the window set and the ordered set in one. */
-  readonly members: Map<string, { eventTimeMs: number; value: number }>;
+  /** Fact ids currently counted, with their value. */
+  readonly members: Map<string, Member>;
+  /**
+   * Members by event time (eviction), by smallest and by largest value (min, max), built when first needed. A removed
+   * member stays in them until it reaches the top (lazy deletion: it is live only while `members` holds that object).
+   */
+  byTime: MinHeap<Member> | undefined;
+  byLow: MinHeap<Member> | undefined;
+  byHigh: MinHeap<Member> | undefined;
 }
 
 interface MemorySession {
@@ -154,10 +168,7 @@ export class MemorySessionStore implements SessionStore {
       const spec = byId.get(accumulatorId);
       if (!spec) continue;
       if (spec.windowMs !== undefined && input.eventTimeMs < input.now - spec.windowMs) continue;
-      const state = stateOf(session, accumulatorId);
-      state.members.set(input.factId, { eventTimeMs: input.eventTimeMs, value });
-      state.count += 1;
-      state.sum += value;
+      addMember(stateOf(session, accumulatorId), { factId: input.factId, eventTimeMs: input.eventTimeMs, value });
     }
     session.version += 1;
     this.#touch(session, input.now);
@@ -255,10 +266,37 @@ function info(session: MemorySession): SessionInfo {
 function stateOf(session: MemorySession, accumulatorId: string): AccumulatorState {
   let state = session.accumulators.get(accumulatorId);
   if (!state) {
-    state = { count: 0, sum: 0, members: new Map() };
+    state = { count: 0, sum: 0, members: new Map(), byTime: undefined, byLow: undefined, byHigh: undefined };
     session.accumulators.set(accumulatorId, state);
   }
   return state;
+}
+
+const earlier = (a: Member, b: Member): boolean => a.eventTimeMs < b.eventTimeMs;
+const lower = (a: Member, b: Member): boolean => a.value < b.value;
+const higher = (a: Member, b: Member): boolean => a.value > b.value;
+
+function addMember(state: AccumulatorState, member: Member): void {
+  state.members.set(member.factId, member);
+  state.count += 1;
+  state.sum += member.value;
+  state.byTime?.push(member);
+  state.byLow?.push(member);
+  state.byHigh?.push(member);
+  // Removed members pile up in the heaps; rebuilding once they outnumber the live ones keeps each add O(log n).
+  const limit = 2 * state.members.size + 64;
+  if ((state.byTime?.size ?? 0) > limit) state.byTime = new MinHeap(earlier, state.members.values());
+  if ((state.byLow?.size ?? 0) > limit) state.byLow = new MinHeap(lower, state.members.values());
+  if ((state.byHigh?.size ?? 0) > limit) state.byHigh = new MinHeap(higher, state.members.values());
+}
+
+/** The heap's first live member, dropping removed ones on the way. */
+function liveTop(state: AccumulatorState, heap: MinHeap<Member>): Member | undefined {
+  for (let top = heap.peek(); top !== undefined; top = heap.peek()) {
+    if (state.members.get(top.factId) === top) return top;
+    heap.pop();
+  }
+  return undefined;
 }
 
 function removeMember(state: AccumulatorState, factId: string): void {
@@ -287,8 +325,12 @@ function evict(session: MemorySession, spec: AccumulatorSpec, now: number): void
   const state = session.accumulators.get(spec.id);
   if (!state) return;
   const cutoff = now - spec.windowMs;
-  for (const [factId, member] of state.members) {
-    if (member.eventTimeMs < cutoff) removeMember(state, factId);
+  state.byTime ??= new MinHeap(earlier, state.members.values());
+  // Oldest first: eviction stops at the first member inside the window.
+  for (let oldest = liveTop(state, state.byTime); oldest !== undefined && oldest.eventTimeMs < cutoff; ) {
+    state.byTime.pop();
+    removeMember(state, oldest.factId);
+    oldest = liveTop(state, state.byTime);
   }
 }
 
@@ -297,10 +339,12 @@ function aggregates(session: MemorySession, specs: readonly AccumulatorSpec[]): 
   for (const spec of specs) {
     const state = session.accumulators.get(spec.id);
     let extreme: number | undefined;
-    if (state && (spec.fn === 'min' || spec.fn === 'max')) {
-      for (const { value } of state.members.values()) {
-        if (extreme === undefined || (spec.fn === 'min' ? value < extreme : value > extreme)) extreme = value;
-      }
+    if (state && spec.fn === 'min') {
+      state.byLow ??= new MinHeap(lower, state.members.values());
+      extreme = liveTop(state, state.byLow)?.value;
+    } else if (state && spec.fn === 'max') {
+      state.byHigh ??= new MinHeap(higher, state.members.values());
+      extreme = liveTop(state, state.byHigh)?.value;
     }
     out[spec.id] = aggregateValue(spec, { count: state?.count ?? 0, sum: state?.sum ?? 0, extreme });
   }
