@@ -88,6 +88,7 @@ async function serveInMemory(ruleCount: number): Promise<void> {
       },
       get: async (id) => recent.get(id),
       flush: async () => undefined,
+      pendingCount: () => 0,
       deleteOlderThan: async () => 0,
       close: async () => undefined,
     },

@@ -96,7 +96,15 @@ async function main(): Promise<void> {
   let kafka: KafkaPipeline | undefined;
   // Kafka: facts in, results out, rule changes broadcast; readiness and lag reach HTTP only through these callbacks.
   if (config.kafka.brokers.length > 0) {
-    kafka = await startKafkaPipeline({ config: config.kafka, evaluator, sessions, rules: catalog, logger, logLevel: config.log.level });
+    kafka = await startKafkaPipeline({
+      config: config.kafka,
+      evaluator,
+      sessions,
+      rules: catalog,
+      logger,
+      logLevel: config.log.level,
+      pendingExecutions: () => store.executions.pendingCount(),
+    });
     const pipeline = kafka;
     readiness.kafka = () => pipeline.state().ready;
     if (metrics !== undefined) registerKafkaMetrics(metrics.registry, pipeline);

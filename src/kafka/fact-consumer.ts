@@ -1,4 +1,5 @@
 // The facts consumer: batched consume → evaluate → produce → commit, with per-partition back-off and observable state.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { BatchProcessor } from './batch-processor.ts';
@@ -13,6 +14,8 @@ export interface ConsumerState {
   assigned_partitions: number[];
   /** Partitions paused while a transient failure backs off. */
   backing_off_partitions: number[];
+  /** True while consumption waits for the execution store to write its backlog (back-pressure). */
+  waiting_for_store: boolean;
   last_error: string | null;
 }
 
@@ -28,7 +31,14 @@ export interface FactConsumerOptions {
   /** Partitions processed at the same time: lets one partition's produce overlap another's evaluation. */
   partitionsConsumedConcurrently: number;
   backoff: { initialMs: number; maxMs: number };
+  /**
+   * Back-pressure from the execution store: while `pending()` exceeds `max`, no new run is evaluated (the fetched batch
+   * waits, heartbeating) until it is back under half of `max`, so a slow database slows consumption instead of growing memory.
+   */
+  storeBacklog?: { pending: () => number; max: number };
 }
+
+const BACKLOG_POLL_MS = 100;
 
 // kafkajs rejoins the group itself when these reach it.
 const REBALANCE_ERRORS = new Set(['REBALANCE_IN_PROGRESS', 'NOT_COORDINATOR_FOR_GROUP', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID']);
@@ -51,6 +61,7 @@ export class FactConsumer {
   #status: ConsumerStatus = 'starting';
   #assigned: number[] = [];
   #lastError: string | null = null;
+  #waitingForStore = false;
   // Per partition: consecutive delivery failures (for back-off) and the timer that resumes it.
   readonly #failures = new Map<number, number>();
   readonly #resumeTimers = new Map<number, NodeJS.Timeout>();
@@ -73,6 +84,7 @@ export class FactConsumer {
   state(): ConsumerState {
     return {
       status: this.#status,
+      waiting_for_store: this.#waitingForStore,
       assigned_partitions: [...this.#assigned],
       backing_off_partitions: [...this.#resumeTimers.keys()].sort((a, b) => a - b),
       last_error: this.#lastError,
@@ -103,10 +115,10 @@ export class FactConsumer {
   }
 
   async #handleBatch(payload: EachBatchPayload): Promise<void> {
-    const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
+    const { batch, resolveOffset, heartbeat } = payload;
     const { topic, partition } = batch;
     for (const run of runsOf(batch.messages, this.#options.maxRunSize)) {
-      if (!isRunning() || isStale()) return;
+      if (!(await this.#storeCaughtUp(payload))) return;
       const processed = await this.#options.processor.process(topic, partition, run);
       if (processed.lastHandledOffset !== undefined) {
         const nextOffset = (BigInt(processed.lastHandledOffset) + 1n).toString();
@@ -138,6 +150,28 @@ export class FactConsumer {
         return;
       }
     }
+  }
+
+  /** Waits while the execution store is behind; false when the consumer stops or the batch goes stale meanwhile. */
+  async #storeCaughtUp({ heartbeat, isRunning, isStale }: EachBatchPayload): Promise<boolean> {
+    const backlog = this.#options.storeBacklog;
+    if (backlog === undefined || backlog.pending() <= backlog.max) return isRunning() && !isStale();
+    if (!this.#waitingForStore) {
+      this.#waitingForStore = true;
+      this.#options.logger.warn(
+        { pending_executions: backlog.pending(), max: backlog.max },
+        'execution store is behind; consumption waits until it catches up',
+      );
+    }
+    while (isRunning() && !isStale() && backlog.pending() > backlog.max / 2) {
+      await heartbeat();
+      await sleep(BACKLOG_POLL_MS);
+    }
+    if (this.#waitingForStore && backlog.pending() <= backlog.max / 2) {
+      this.#waitingForStore = false;
+      this.#options.logger.info({ pending_executions: backlog.pending() }, 'execution store caught up; consumption resumes');
+    }
+    return isRunning() && !isStale();
   }
 
   /** Pauses one partition and resumes it after a capped exponential back-off; other partitions keep flowing. */

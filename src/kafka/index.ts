@@ -69,6 +69,8 @@ export interface KafkaPipelineDeps {
   changelogTopic?: string;
   /** Tuning; the defaults suit the service. */
   tuning?: Partial<PipelineTuning>;
+  /** Recorded executions not yet written (the store's pendingCount); consumption waits while there are too many. */
+  pendingExecutions?: () => number;
 }
 
 export interface PipelineTuning {
@@ -77,6 +79,8 @@ export interface PipelineTuning {
   maxUnexpectedAttempts: number;
   backoffInitialMs: number;
   backoffMaxMs: number;
+  /** Pending execution records above which consumption waits for the store (back-pressure). */
+  maxPendingExecutions: number;
 }
 
 const DEFAULT_TUNING: PipelineTuning = {
@@ -85,6 +89,7 @@ const DEFAULT_TUNING: PipelineTuning = {
   maxUnexpectedAttempts: 3,
   backoffInitialMs: 200,
   backoffMaxMs: 10_000,
+  maxPendingExecutions: 50_000,
 };
 
 export const DEFAULT_CHANGELOG_TOPIC = 'rules.changelog';
@@ -172,6 +177,9 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
       maxRunSize: tuning.maxRunSize,
       partitionsConsumedConcurrently: tuning.partitionsConsumedConcurrently,
       backoff: { initialMs: tuning.backoffInitialMs, maxMs: tuning.backoffMaxMs },
+      ...(deps.pendingExecutions === undefined
+        ? {}
+        : { storeBacklog: { pending: deps.pendingExecutions, max: tuning.maxPendingExecutions } }),
     });
     // Stopped first: the batch in hand finishes and commits while the producers are still connected.
     cleanups.push(() => consumer.stop());

@@ -77,6 +77,10 @@ class BatchedExecutions implements ExecutionsRepository {
     });
   }
 
+  pendingCount(): number {
+    return this.#pending.size;
+  }
+
   async flush(): Promise<void> {
     // A write already under way may have started before the newest records: loop until nothing is left.
     while (this.#pending.size > 0 || this.#writing !== undefined) {

@@ -116,6 +116,8 @@ export interface ExecutionsRepository {
   get(id: string): Promise<ExecutionRecord | undefined>;
   /** Writes everything pending; called on shutdown and by tests. */
   flush(): Promise<void>;
+  /** Recorded executions not yet written: lets a transport slow down while the database falls behind. */
+  pendingCount(): number;
   /** Deletes executions older than the cutoff; returns how many. */
   deleteOlderThan(cutoff: Date): Promise<number>;
   close(): Promise<void>;

@@ -188,6 +188,8 @@ export interface InProcessServiceOptions {
   /** RULES_SESSION_MAX_FACTS; the default when absent. */
   sessionMaxFacts?: number;
   tuning?: Partial<PipelineTuning>;
+  /** The execution backlog the pipeline waits on; the store's own pendingCount, as in main.ts, when absent. */
+  pendingExecutions?: () => number;
 }
 
 /** The service as main.ts wires it, in this process: one evaluator and one session use case shared by HTTP and Kafka. */
@@ -216,6 +218,7 @@ export async function startInProcessService(config: KafkaConfig, options: InProc
     logger,
     ...(options.changelogTopic === undefined ? {} : { changelogTopic: options.changelogTopic }),
     ...(options.tuning === undefined ? {} : { tuning: options.tuning }),
+    pendingExecutions: options.pendingExecutions ?? (() => store.executions.pendingCount()),
   });
   return {
     store,

@@ -437,7 +437,9 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
           .execute();
         expect(stored).toEqual([]);
 
+        expect(repository.pendingCount()).toBe(1);
         await repository.flush();
+        expect(repository.pendingCount()).toBe(0);
         await repository.close();
         const fresh = writer().repository;
         expect(await fresh.get(recorded.execution_id)).toEqual(recorded);
@@ -446,7 +448,7 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
         expect(await store.executions.get(randomUUID())).toBeUndefined();
       });
 
-      it('writes 10,000 records in batches that stay under the parameter limit', async () => {
+      it('writes 10,000 records in batches of bounded size', async () => {
         const domain = `bulk-${randomUUID()}`;
         const { repository, errors } = writer({ batchSize: 50_000, flushMs: 60_000 });
         const records = Array.from({ length: 10_000 }, (_, i) => execution({ domain, facts: { i }, fired_rules: [i] }));

@@ -1,0 +1,87 @@
+// While the execution store falls behind, the pipeline stops taking new facts instead of piling records up in memory.
+import type { Admin, Kafka } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ResultMessage } from '../../../src/contracts/kafka-messages.ts';
+import {
+  collect,
+  deleteTestTopics,
+  eventually,
+  type InProcessService,
+  kafkaConfig,
+  parse,
+  produce,
+  startInProcessService,
+  testKafka,
+  uniqueTopics,
+} from './support.ts';
+
+const MAX_PENDING = 10;
+
+describe('Kafka pipeline: back-pressure from the execution store', () => {
+  const topics = uniqueTopics('backpressure');
+  let kafka: Kafka;
+  let admin: Admin;
+  let service: InProcessService;
+  // The store's backlog as the pipeline sees it; the test moves it across the limit.
+  let backlog = 0;
+
+  beforeAll(async () => {
+    kafka = testKafka();
+    admin = kafka.admin();
+    await admin.connect();
+    service = await startInProcessService(kafkaConfig(topics), {
+      changelogTopic: topics.changelog,
+      tuning: { maxPendingExecutions: MAX_PENDING },
+      pendingExecutions: () => backlog,
+    });
+    const rule = { name: 'big', condition_dsl: { type: 'condition', field: 'amount', op: '>', value: 100 }, action: 'review' };
+    const created = await service.app.inject({
+      method: 'POST',
+      url: '/api/v1/rules',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify(rule),
+    });
+    expect(created.statusCode).toBe(201);
+    expect(await eventually(() => service.pipeline.state().ready)).toBe(true);
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    if (admin !== undefined) {
+      await deleteTestTopics(admin, topics);
+      await admin.disconnect();
+    }
+  });
+
+  it('evaluates nothing while the backlog is over the limit, then every fact once it drains below half', async () => {
+    backlog = MAX_PENDING + 1;
+    const inputs = Array.from({ length: 6 }, (_, index) => ({
+      key: `k-${index}`,
+      value: JSON.stringify({ facts: { amount: 50 * index } }),
+    }));
+    await produce(kafka, topics.facts, inputs);
+
+    const whileBehind = await collect(kafka, [topics.results], (received) => received.length > 0, {
+      groupPrefix: topics.group,
+      guardMs: 3_000,
+    });
+    expect(whileBehind).toEqual([]);
+    expect(service.pipeline.state().waiting_for_store).toBe(true);
+    expect(service.pipeline.state().ready).toBe(true);
+
+    // Under the limit but above half of it: still waiting, so the store gets room before the next run.
+    backlog = MAX_PENDING / 2 + 1;
+    const stillBehind = await collect(kafka, [topics.results], (received) => received.length > 0, {
+      groupPrefix: topics.group,
+      guardMs: 1_500,
+    });
+    expect(stillBehind).toEqual([]);
+
+    backlog = 0;
+    const results = await collect(kafka, [topics.results], (received) => received.length >= inputs.length, { groupPrefix: topics.group });
+    expect(results.map((message) => String(message.key)).sort()).toEqual(inputs.map((input) => input.key).sort());
+    expect(results).toHaveLength(inputs.length);
+    expect(results.map((message) => parse<ResultMessage>(message).fired_rules.length).sort()).toEqual([0, 0, 0, 1, 1, 1]);
+    expect(service.pipeline.state().waiting_for_store).toBe(false);
+  });
+});
