@@ -1,7 +1,10 @@
 // Every Redis key of a session, built in one place; `{id}` is a hash tag so one session's keys share a cluster slot.
 
 export interface SessionKeys {
-  /** Hash: ruleset_id, created_at, expires_at, ttl_ms, version, fired, fired_version, specs (last registered list). */
+  /**
+   * Hash: ruleset_id, created_at, expires_at, ttl_ms, version, fired, fired_version, aggregates and aggregates_at (stored
+   * with the fired set), specs (last registered list).
+   */
   readonly meta: string;
   /** Hash: fact_id -> fact JSON. */
   readonly facts: string;

@@ -3,6 +3,7 @@ import { AppError } from '../errors.ts';
 import { aggregateValue } from './aggregate-value.ts';
 import { MinHeap } from './min-heap.ts';
 import {
+  checkAggregates,
   checkContributions,
   checkId,
   checkMaxFacts,
@@ -18,6 +19,7 @@ import type {
   AddFactInput,
   AddFactResult,
   Aggregates,
+  AggregatesAsOf,
   CreateSessionInput,
   FiredChange,
   RetractFactInput,
@@ -72,6 +74,8 @@ interface MemorySession {
   version: number;
   fired: number[];
   firedVersion: number;
+  /** Stored with the fired set by setFired. */
+  aggregates: AggregatesAsOf | undefined;
   readonly facts: Map<string, FactRecord>;
   readonly accumulators: Map<string, AccumulatorState>;
   /** Per fact id, the fired-set change its applied add caused (setFired with a fact id). */
@@ -103,6 +107,7 @@ export class MemorySessionStore implements SessionStore {
       version: 0,
       fired: [],
       firedVersion: 0,
+      aggregates: undefined,
       facts: new Map(),
       accumulators: new Map(),
       changes: new Map(),
@@ -117,7 +122,13 @@ export class MemorySessionStore implements SessionStore {
     if (!session) return undefined;
     const facts: Record<string, unknown> = {};
     for (const [factId, record] of session.facts) facts[factId] = structuredClone(record.fact);
-    return { ...info(session), facts, firedRules: [...session.fired], version: session.version };
+    return {
+      ...info(session),
+      facts,
+      firedRules: [...session.fired],
+      version: session.version,
+      aggregates: copyAggregates(session.aggregates),
+    };
   }
 
   async delete(id: string): Promise<boolean> {
@@ -207,9 +218,16 @@ export class MemorySessionStore implements SessionStore {
     };
   }
 
-  async setFired(id: string, fired: readonly number[], version: number, factId?: string): Promise<SetFiredResult | undefined> {
+  async setFired(
+    id: string,
+    fired: readonly number[],
+    version: number,
+    factId?: string,
+    aggregates?: AggregatesAsOf,
+  ): Promise<SetFiredResult | undefined> {
     checkId('session id', id);
     if (factId !== undefined) checkId('fact id', factId);
+    if (aggregates !== undefined) checkAggregates(aggregates);
     if (!Number.isInteger(version) || version < 0) throw new AppError('VALIDATION_ERROR', 'version must be a non-negative integer.');
     const session = this.#live(id);
     if (!session) return undefined;
@@ -217,6 +235,7 @@ export class MemorySessionStore implements SessionStore {
     if (version <= session.firedVersion) return { previous, applied: false };
     session.fired = [...fired];
     session.firedVersion = version;
+    session.aggregates = copyAggregates(aggregates);
     if (factId !== undefined) {
       const before = new Set(previous);
       const after = new Set(fired);
@@ -261,6 +280,10 @@ function info(session: MemorySession): SessionInfo {
     expiresAt: session.expiresAt,
     factCount: session.facts.size,
   };
+}
+
+function copyAggregates(aggregates: AggregatesAsOf | undefined): AggregatesAsOf | undefined {
+  return aggregates && { values: { ...aggregates.values }, asOf: aggregates.asOf };
 }
 
 function stateOf(session: MemorySession, accumulatorId: string): AccumulatorState {

@@ -6,6 +6,7 @@ import { type SessionKeys, sessionKeys, valueKey, windowKey } from './keys.ts';
 import { LUA_SCRIPTS, type LuaScriptName } from './lua-scripts.ts';
 import { toSessionStoreError } from './redis-errors.ts';
 import {
+  checkAggregates,
   checkContributions,
   checkId,
   checkMaxFacts,
@@ -20,6 +21,7 @@ import type {
   AddFactInput,
   AddFactResult,
   Aggregates,
+  AggregatesAsOf,
   CreateSessionInput,
   FiredChange,
   RetractFactInput,
@@ -127,6 +129,7 @@ export class RedisSessionStore implements SessionStore {
       facts: parsedFacts,
       firedRules: parseFired(meta.fired ?? '[]'),
       version: Number(meta.version ?? 0),
+      aggregates: parseAggregates(meta.aggregates, meta.aggregates_at),
     };
   }
 
@@ -201,13 +204,30 @@ export class RedisSessionStore implements SessionStore {
     };
   }
 
-  async setFired(id: string, fired: readonly number[], version: number, factId?: string): Promise<SetFiredResult | undefined> {
+  async setFired(
+    id: string,
+    fired: readonly number[],
+    version: number,
+    factId?: string,
+    aggregates?: AggregatesAsOf,
+  ): Promise<SetFiredResult | undefined> {
     checkId('session id', id);
     if (factId !== undefined) checkId('fact id', factId);
+    if (aggregates !== undefined) checkAggregates(aggregates);
     if (!Number.isInteger(version) || version < 0) throw new AppError('VALIDATION_ERROR', 'version must be a non-negative integer.');
     const keys = sessionKeys(this.#prefix, id);
     const parts = asArray(
-      await this.#run('sessionSetFired', [keys.meta, keys.changes], [String(version), JSON.stringify(fired), factId ?? '']),
+      await this.#run(
+        'sessionSetFired',
+        [keys.meta, keys.changes],
+        [
+          String(version),
+          JSON.stringify(fired),
+          factId ?? '',
+          aggregates === undefined ? '' : JSON.stringify(aggregates.values),
+          aggregates === undefined ? '' : String(aggregates.asOf),
+        ],
+      ),
     );
     if (parts[0] === 'NOT_FOUND') return undefined;
     return { previous: parseFired(String(parts[1])), applied: Number(parts[2]) === 1 };
@@ -305,6 +325,15 @@ function parseChange(json: string): FiredChange {
 
 function idList(value: unknown): number[] {
   return Array.isArray(value) ? value.filter((n): n is number => typeof n === 'number') : [];
+}
+
+/** Meta `aggregates` and `aggregates_at`; undefined when set-fired stored none. Non-numbers read as null. */
+function parseAggregates(json: string | undefined, at: string | undefined): AggregatesAsOf | undefined {
+  if (json === undefined || at === undefined) return undefined;
+  const parsed = JSON.parse(json) as Record<string, unknown>;
+  const values: Aggregates = {};
+  for (const [accumulatorId, value] of Object.entries(parsed)) values[accumulatorId] = typeof value === 'number' ? value : null;
+  return { values, asOf: Number(at) };
 }
 
 function parseFired(json: string): number[] {

@@ -1,6 +1,6 @@
 // Input checks both stores share, so the two implementations refuse exactly the same things.
 import { AppError } from '../errors.ts';
-import type { AccumulatorSpec, Contribution } from './session-store.ts';
+import type { AccumulatorSpec, AggregatesAsOf, Contribution } from './session-store.ts';
 
 export const DEFAULT_TTL_SECONDS = 3600;
 export const MAX_TTL_SECONDS = 7 * 24 * 3600;
@@ -53,6 +53,17 @@ export function checkContributions(contributions: readonly Contribution[], specs
       throw new AppError('VALIDATION_ERROR', `Contribution to '${c.accumulatorId}' must be a finite number.`);
     }
     seen.add(c.accumulatorId);
+  }
+}
+
+/** Aggregates setFired stores: accumulator ids as for specs, values finite or null, a finite time. */
+export function checkAggregates(aggregates: AggregatesAsOf): void {
+  checkTime('aggregates asOf', aggregates.asOf);
+  for (const [accumulatorId, value] of Object.entries(aggregates.values)) {
+    checkId('accumulator id', accumulatorId);
+    if (value !== null && !Number.isFinite(value)) {
+      throw new AppError('VALIDATION_ERROR', `Aggregate of '${accumulatorId}' must be a finite number or null.`);
+    }
   }
 }
 

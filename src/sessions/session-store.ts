@@ -39,10 +39,20 @@ export interface SessionSnapshot extends SessionInfo {
   readonly firedRules: number[];
   /** Bumped by every add or retract. */
   readonly version: number;
+  /** The aggregates stored with the fired set (setFired); undefined when the stored fired set came without them. */
+  readonly aggregates: AggregatesAsOf | undefined;
 }
 
 /** Aggregate value per accumulator id; null when no fact contributes (avg, min, max of nothing). */
 export type Aggregates = Record<string, number | null>;
+
+/** The aggregates a write evaluated its rules on, stored with the fired set they gave. */
+export interface AggregatesAsOf {
+  /** Value per accumulator id: finite numbers or null. */
+  readonly values: Aggregates;
+  /** Epoch ms: the write's `now`, where its windows ended. */
+  readonly asOf: number;
+}
 
 export interface CreateSessionInput {
   readonly id: string;
@@ -133,9 +143,16 @@ export interface SessionStore {
   /**
    * Stores the fired set computed for `version` unless a newer one is stored; undefined when the session is gone.
    * With `factId` (an add's), an applied call also stores the change against the previous fired set under that fact id,
-   * in the same atomic step; addFact hands it back when the identical fact is sent again.
+   * in the same atomic step; addFact hands it back when the identical fact is sent again. An applied call also replaces
+   * the stored aggregates with `aggregates` (removes them when absent), so get shows the values the fired set came from.
    */
-  setFired(id: string, fired: readonly number[], version: number, factId?: string): Promise<SetFiredResult | undefined>;
+  setFired(
+    id: string,
+    fired: readonly number[],
+    version: number,
+    factId?: string,
+    aggregates?: AggregatesAsOf,
+  ): Promise<SetFiredResult | undefined>;
   /** True when the backing store answers. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -1,10 +1,13 @@
 --[[
   set-fired: stores the fired rule set computed for one session version unless a newer version already stored its own.
   Given the fact id of the add that produced the version, an applied call also stores what changed against the previous
-  fired set under that fact id, so a duplicate of that add (add-fact.lua) reports the same change again.
+  fired set under that fact id, so a duplicate of that add (add-fact.lua) reports the same change again. An applied call
+  also stores the aggregates the fired set was evaluated on, and when (meta `aggregates`, `aggregates_at`), or removes
+  them when none are given, so they always describe the stored fired set.
 
   KEYS: [1] meta, [2] changes.
-  ARGV: [1] version the fired set was computed for, [2] fired rule ids JSON, [3] fact id of the add, or '' (a retraction).
+  ARGV: [1] version the fired set was computed for, [2] fired rule ids JSON, [3] fact id of the add, or '' (a retraction),
+        [4] aggregates JSON (value per accumulator id) or '', [5] epoch ms the aggregates are as of, or ''.
   Output: {'NOT_FOUND'} | {'OK', previous fired JSON, applied (0|1)}.
 ]]
 
@@ -19,6 +22,11 @@ local previous = redis.call('HGET', KEYS[1], 'fired') or '[]'
 local stored_version = tonumber(redis.call('HGET', KEYS[1], 'fired_version') or '0')
 if tonumber(ARGV[1]) <= stored_version then return { 'OK', previous, 0 } end
 redis.call('HSET', KEYS[1], 'fired', ARGV[2], 'fired_version', ARGV[1])
+if ARGV[4] ~= '' then
+  redis.call('HSET', KEYS[1], 'aggregates', ARGV[4], 'aggregates_at', ARGV[5])
+else
+  redis.call('HDEL', KEYS[1], 'aggregates', 'aggregates_at')
+end
 
 if ARGV[3] ~= '' then
   local before, after = cjson.decode(previous), cjson.decode(ARGV[2])

@@ -60,7 +60,7 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
       const id = newId();
       const info = await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 60, now: T0 });
       expect(info).toEqual({ id, rulesetId: 'rs-1', createdAt: T0, expiresAt: T0 + 60_000, factCount: 0 });
-      expect(await store.get(id)).toEqual({ ...info, facts: {}, firedRules: [], version: 0 });
+      expect(await store.get(id)).toEqual({ ...info, facts: {}, firedRules: [], version: 0, aggregates: undefined });
       expect(await store.delete(id)).toBe(true);
       expect(await store.get(id)).toBeUndefined();
       expect(await store.delete(id)).toBe(false);
@@ -209,6 +209,46 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
       // The slower writer of version 2 must not overwrite the newer fired set.
       expect(await store.setFired(id, [9], v2?.version ?? -1)).toEqual({ previous: [2, 3], applied: false });
       expect((await store.get(id))?.firedRules).toEqual([2, 3]);
+    });
+
+    it('stores the aggregates with an applied fired set and hands them back on get', async () => {
+      const id = await created();
+      const base = { specs: SPECS, now: T0, maxFacts: 100, eventTimeMs: T0 };
+      const a = await store.addFact(id, { ...base, factId: 'a', fact: { amount: 10 }, contributions: spend(10) });
+      const b = await store.addFact(id, { ...base, factId: 'b', fact: { amount: 20 }, contributions: spend(20) });
+      expect((await store.get(id))?.aggregates).toBeUndefined();
+      const atB = { values: { ...b?.aggregates, 'float.x': 0.1 + 0.2, 'float.y': 1 / 3 }, asOf: T0 + 1 };
+      expect(await store.setFired(id, [4], b?.version ?? -1, 'b', atB)).toEqual({ previous: [], applied: true });
+      // Floats come back exactly (0.1 + 0.2 is not 0.3).
+      const stored = (await store.get(id))?.aggregates;
+      expect(stored).toEqual(atB);
+      expect(stored?.values['float.x']).toBe(0.1 + 0.2);
+      expect(stored?.values['float.y']).toBe(1 / 3);
+
+      // A slower writer of an older version changes neither the fired set nor the aggregates.
+      const stale = { values: { ...a?.aggregates, [min.id]: null }, asOf: T0 + 2 };
+      expect(await store.setFired(id, [9], a?.version ?? -1, 'a', stale)).toEqual({ previous: [4], applied: false });
+      expect(await store.get(id)).toMatchObject({ firedRules: [4], aggregates: { asOf: T0 + 1, values: { [count.id]: 2 } } });
+
+      const retracted = await store.retractFact(id, 'a', { specs: SPECS, now: T0 });
+      const afterRetract = { values: retracted?.aggregates ?? {}, asOf: T0 + 3 };
+      expect(await store.setFired(id, [], retracted?.version ?? -1, undefined, afterRetract)).toMatchObject({ applied: true });
+      expect((await store.get(id))?.aggregates).toEqual({
+        values: { [count.id]: 1, [sum.id]: 20, [avg.id]: 20, [min.id]: 20, [max.id]: 20 },
+        asOf: T0 + 3,
+      });
+
+      // A fired set stored without aggregates drops the old ones: they would no longer describe it.
+      const c = await store.addFact(id, { ...base, factId: 'c', fact: {}, contributions: [] });
+      expect(await store.setFired(id, [5], c?.version ?? -1, 'c')).toMatchObject({ applied: true });
+      expect(await store.get(id)).toMatchObject({ firedRules: [5], aggregates: undefined });
+
+      // Empty accumulators are stored as such: null for avg and min.
+      const fresh = await created();
+      const d = await store.addFact(fresh, { ...base, specs: [avg, min], factId: 'd', fact: {}, contributions: [] });
+      expect(d?.aggregates).toEqual({ [avg.id]: null, [min.id]: null });
+      await store.setFired(fresh, [], d?.version ?? -1, 'd', { values: d?.aggregates ?? {}, asOf: T0 + 4 });
+      expect((await store.get(fresh))?.aggregates).toEqual({ values: { [avg.id]: null, [min.id]: null }, asOf: T0 + 4 });
     });
 
     it('remembers per fact id the change an applied add caused and hands it back for an identical re-send', async () => {
@@ -409,13 +449,17 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
         [store.retractFact(id, '', { specs: [], now: T0 }), 'fact id'],
         [store.setFired(id, [1], -1), 'version'],
         [store.setFired(id, [1], 1, 'a{b}'), 'fact id'],
+        [store.setFired(id, [1], 1, 'a', { values: {}, asOf: Number.NaN }), 'asOf'],
+        [store.setFired(id, [1], 1, 'a', { values: { 'x{y}': 1 }, asOf: T0 }), 'accumulator id'],
+        [store.setFired(id, [1], 1, 'a', { values: { x: Number.POSITIVE_INFINITY }, asOf: T0 }), 'finite number or null'],
+        [store.setFired(id, [1], 1, 'a', { values: { x: '3' as unknown as number }, asOf: T0 }), 'finite number or null'],
       ];
       for (const [promise, text] of cases) {
         const error = await rejection(promise);
         expect(error.code).toBe('VALIDATION_ERROR');
         expect(error.message).toContain(text);
       }
-      expect((await store.get(id))?.factCount).toBe(0);
+      expect(await store.get(id)).toMatchObject({ factCount: 0, firedRules: [], aggregates: undefined });
     });
 
     it('answers ping', async () => {
