@@ -1,9 +1,18 @@
 // The session use case shared by HTTP and Kafka: add or retract a fact, then evaluate the session's rules over its working memory.
 import { createHash, randomUUID } from 'node:crypto';
-import type { Accumulator, RuleEngine } from '../engine/index.ts';
+import { type Accumulator, type RuleEngine, renderAggregate } from '../engine/index.ts';
 import { AppError } from '../errors.ts';
+import { aggregateValue } from '../sessions/aggregate-value.ts';
 import { DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS } from '../sessions/session-limits.ts';
-import type { AccumulatorSpec, Aggregates, Contribution, FiredChange, SessionInfo, SessionStore } from '../sessions/session-store.ts';
+import type {
+  AccumulatorSpec,
+  Aggregates,
+  AggregatesAsOf,
+  Contribution,
+  FiredChange,
+  SessionInfo,
+  SessionStore,
+} from '../sessions/session-store.ts';
 import type { ExecutionsRepository, RulesetsRepository } from '../store/types.ts';
 import type { EvaluationObserver, Facts } from './evaluator.ts';
 import { eventTimeOf } from './event-time.ts';
@@ -45,12 +54,25 @@ export interface SessionView {
   fact_count: number;
 }
 
+/** One accumulate node of the session's current rules and its value. */
+export interface SessionAggregate {
+  rule_id: number;
+  /** The node as explain renders it, e.g. `count(type == "login_failed") over 600s`. */
+  accumulator: string;
+  /** As of aggregates_as_of; null for avg, min, max of nothing. A node changed since then: its empty value (0 or null). */
+  value: number | null;
+}
+
 export interface SessionDetails extends SessionView {
   facts: Record<string, unknown>;
   /** Rules that held after the latest write, in fired order. */
   active_rules: number[];
   /** Bumped by every add or retract. */
   version: number;
+  /** Every accumulate node of the session's rules, in rule order then tree order. */
+  aggregates: SessionAggregate[];
+  /** When the latest write evaluated the aggregates (its windows ended then); created_at before any write. */
+  aggregates_as_of: string;
 }
 
 /** The result of one add or retract: what holds now, and what changed since the previous write. */
@@ -90,6 +112,7 @@ const STREAM_SESSION = /^stream:([^:]+):([^:]+)$/;
 const STORE_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 const PLAIN_PART = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,79}$/;
 const MAX_CACHED_RULESETS = 10_000;
+const EMPTY = { count: 0, sum: 0, extreme: undefined };
 
 /**
  * One part of a stream session id, kept within the store's id alphabet and free of `:`: the text itself when it is
@@ -150,12 +173,29 @@ export class SessionEvaluator {
     return view(info, { domain, rulesetId });
   }
 
-  /** The session with its facts and the rules active after its latest write; SESSION_NOT_FOUND when unknown or expired. */
+  /**
+   * The session with its facts, and the rules active and aggregates evaluated at its latest write (read-only: windows are
+   * not evicted up to now); SESSION_NOT_FOUND when unknown or expired.
+   */
   async get(sessionId: string): Promise<SessionDetails> {
     const scope = await this.#scopeOf(sessionId);
     const snapshot = await this.#options.sessions.get(sessionId);
     if (snapshot === undefined) throw sessionNotFound(sessionId);
-    return { ...view(snapshot, scope), facts: snapshot.facts, active_rules: snapshot.firedRules, version: snapshot.version };
+    const stored = snapshot.aggregates?.values ?? {};
+    const aggregates = this.#options.catalog.engine.accumulators(scope.domain).map((accumulator) => ({
+      rule_id: accumulator.ruleId,
+      accumulator: renderAggregate(accumulator.node),
+      // No stored value: the node is new or changed since that write, and nothing has contributed to it yet.
+      value: Object.hasOwn(stored, accumulator.id) ? (stored[accumulator.id] ?? null) : aggregateValue(accumulator, EMPTY),
+    }));
+    return {
+      ...view(snapshot, scope),
+      facts: snapshot.facts,
+      active_rules: snapshot.firedRules,
+      version: snapshot.version,
+      aggregates,
+      aggregates_as_of: iso(snapshot.aggregates?.asOf ?? snapshot.createdAt),
+    };
   }
 
   /** Deletes the session and its working memory; SESSION_NOT_FOUND when unknown or expired. */
@@ -211,11 +251,12 @@ export class SessionEvaluator {
     const scope = await this.#scopeOf(sessionId);
     const engine = this.#options.catalog.engine;
     const specs = this.#specsOf(engine, scope.domain);
-    const retracted = await this.#options.sessions.retractFact(sessionId, factId, { specs, now: this.#clock() });
+    const now = this.#clock();
+    const retracted = await this.#options.sessions.retractFact(sessionId, factId, { specs, now });
     if (retracted === undefined) throw sessionNotFound(sessionId);
     if (!retracted.removed) throw new AppError('NOT_FOUND', `Session '${sessionId}' holds no fact '${factId}'.`);
     // A retraction is not a fact write: it stores no change (and the store dropped the retracted fact's).
-    const outcome = await this.#evaluate(engine, sessionId, scope, factId, {}, retracted, started, { replaced: false });
+    const outcome = await this.#evaluate(engine, sessionId, scope, factId, {}, retracted, started, { replaced: false, now });
     if (outcome === undefined) throw sessionNotFound(sessionId);
     return outcome;
   }
@@ -237,6 +278,7 @@ export class SessionEvaluator {
     if (added === undefined) return undefined;
     return this.#evaluate(engine, sessionId, scope, factId, event, added, started, {
       replaced: added.replaced,
+      now,
       storeChangeAs: factId,
       duplicate: added.duplicate ? { change: added.change } : undefined,
     });
@@ -255,10 +297,18 @@ export class SessionEvaluator {
     fact: Facts,
     written: { aggregates: Aggregates; factCount: number; version: number },
     started: number,
-    write: { replaced: boolean; storeChangeAs?: string; duplicate?: { change: FiredChange | undefined } | undefined },
+    write: {
+      replaced: boolean;
+      /** The `now` the store evaluated the aggregates at. */
+      now: number;
+      storeChangeAs?: string;
+      duplicate?: { change: FiredChange | undefined } | undefined;
+    },
   ): Promise<SessionEvaluation | undefined> {
     const result = engine.evaluate(fact, { domain: scope.domain, aggregates: written.aggregates });
-    const change = write.duplicate?.change ?? (await this.#storeFired(sessionId, result.fired_rules, written.version, write.storeChangeAs));
+    const aggregates = { values: written.aggregates, asOf: write.now };
+    const change =
+      write.duplicate?.change ?? (await this.#storeFired(sessionId, result.fired_rules, written.version, write.storeChangeAs, aggregates));
     if (change === undefined) return undefined;
     const wallMs = this.#clock();
     const executionId = newExecutionId(wallMs);
@@ -292,9 +342,18 @@ export class SessionEvaluator {
     };
   }
 
-  /** Stores the fired set for a version; the change is against the fired set stored before. Undefined: session gone. */
-  async #storeFired(sessionId: string, fired: number[], version: number, factId: string | undefined): Promise<FiredChange | undefined> {
-    const stored = await this.#options.sessions.setFired(sessionId, fired, version, factId);
+  /**
+   * Stores the fired set for a version with the aggregates it came from; the change is against the fired set stored
+   * before. Undefined: session gone.
+   */
+  async #storeFired(
+    sessionId: string,
+    fired: number[],
+    version: number,
+    factId: string | undefined,
+    aggregates: AggregatesAsOf,
+  ): Promise<FiredChange | undefined> {
+    const stored = await this.#options.sessions.setFired(sessionId, fired, version, factId, aggregates);
     if (stored === undefined) return undefined;
     const previous = new Set(stored.previous);
     const now = new Set(fired);

@@ -34,12 +34,32 @@ const sessionFields = {
 
 export const sessionSchema = z.object(sessionFields).register(components, { id: 'Session' });
 
+const sessionAggregateSchema = z
+  .object({
+    rule_id: z.number().int().describe('Rule whose condition holds the accumulate node.'),
+    accumulator: z.string().describe('The node as explain renders it, e.g. `count(type == "login_failed") over 600s`.'),
+    value: z
+      .number()
+      .nullable()
+      .describe(
+        'Its value as of aggregates_as_of; null for avg, min or max of nothing. A node added or changed since then has ' +
+          'no contributions yet: 0 for count and sum, null otherwise.',
+      ),
+  })
+  .register(components, { id: 'SessionAggregate' });
+
 export const sessionDetailsSchema = z
   .object({
     ...sessionFields,
     facts: z.record(z.string(), z.unknown()).describe('The working memory: fact by fact_id.'),
     active_rules: z.array(z.number().int()).describe('Rules that held after the latest write, in fired order.'),
     version: z.number().int().describe('Bumped by every add or retract.'),
+    aggregates: z
+      .array(sessionAggregateSchema)
+      .describe("One entry per accumulate node of the session's current rules, in rule order then node order."),
+    aggregates_as_of: timestampField.describe(
+      'When the latest write evaluated these values (its windows ended then); created_at before any write. A GET evicts nothing.',
+    ),
   })
   .register(components, { id: 'SessionDetails' });
 

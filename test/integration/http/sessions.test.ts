@@ -182,6 +182,8 @@ describe.each(STORES)('sessions over HTTP with the $name store', ({ open }) => {
       facts: { 'tx-1': { amount: 500 } },
       active_rules: [ids.big],
       version: 1,
+      aggregates: [],
+      aggregates_as_of: expect.stringMatching(/Z$/),
     });
 
     const deleted = await json(t.app, 'DELETE', `/api/v1/sessions/${body.id}`);
@@ -237,6 +239,85 @@ describe.each(STORES)('sessions over HTTP with the $name store', ({ open }) => {
     expect(later).toMatchObject({ fired_rules: [], activated: [], deactivated: [ids.brute], fact_count: 6 });
     const again = await add(id, 'f4', { type: 'login_failed' });
     expect(again).toMatchObject({ fired_rules: [ids.brute], activated: [ids.brute], deactivated: [] });
+  });
+
+  it('shows every accumulator with its value as of the latest write: three failed logins count 3, a retraction drops it', async () => {
+    clock = Date.now();
+    const { rulesetId, ids } = await ruleset(t, [
+      { name: 'brute', condition_dsl: count({ where: failedLogin, window_seconds: 600, value: 3 }) },
+      { name: 'avgSpend', condition_dsl: { type: 'accumulate', function: 'avg', field: 'amount', op: '>', value: 100 } },
+      { name: 'big', condition_dsl: gt('amount', 100) },
+    ]);
+    const brute = 'count(type == "login_failed") over 600s';
+    const id = await session(t, rulesetId);
+    const read = async () => {
+      const response = await json(t.app, 'GET', `/api/v1/sessions/${id}`);
+      expect(response.statusCode, response.body).toBe(200);
+      return response.json();
+    };
+
+    // Before any write: the empty values, as of the session's creation.
+    const fresh = await read();
+    expect(fresh.aggregates).toEqual([
+      { rule_id: ids.brute, accumulator: brute, value: 0 },
+      { rule_id: ids.avgSpend, accumulator: 'avg(amount)', value: null },
+    ]);
+    expect(fresh.aggregates_as_of).toBe(fresh.created_at);
+
+    for (const factId of ['f1', 'f2', 'f3']) await add(id, factId, { type: 'login_failed', timestamp: at(60) });
+    const three = await read();
+    expect(three).toMatchObject({
+      active_rules: [ids.brute],
+      aggregates: [
+        { rule_id: ids.brute, accumulator: brute, value: 3 },
+        { rule_id: ids.avgSpend, accumulator: 'avg(amount)', value: null },
+      ],
+      aggregates_as_of: new Date(clock).toISOString(),
+    });
+
+    clock += 1_000;
+    await add(id, 'buy', { type: 'purchase', amount: 250.5 });
+    expect((await read()).aggregates.map((a: { value: unknown }) => a.value)).toEqual([3, 250.5]);
+
+    clock += 1_000;
+    const retracted = await json(t.app, 'DELETE', `/api/v1/sessions/${id}/facts/f2`);
+    expect(retracted.json()).toMatchObject({ activated: [], deactivated: [ids.brute, ids.big] });
+    const two = await read();
+    expect(two).toMatchObject({ active_rules: [ids.avgSpend], aggregates_as_of: new Date(clock).toISOString(), version: 5 });
+    expect(two.aggregates).toEqual([
+      { rule_id: ids.brute, accumulator: brute, value: 2 },
+      { rule_id: ids.avgSpend, accumulator: 'avg(amount)', value: 250.5 },
+    ]);
+
+    // A GET evicts nothing: the failures are out of the window by now, yet the values stay those of the latest write.
+    const writtenAt = clock;
+    clock += 3_600_000;
+    expect(await read()).toMatchObject({ aggregates: two.aggregates, aggregates_as_of: new Date(writtenAt).toISOString(), version: 5 });
+    clock = writtenAt;
+  });
+
+  it('shows an accumulator whose node changed since the latest write as empty until the next write', async () => {
+    clock = Date.now();
+    const { rulesetId, ids } = await ruleset(t, [{ name: 'brute', condition_dsl: count({ where: failedLogin, value: 2 }) }]);
+    const id = await session(t, rulesetId);
+    await add(id, 'f1', { type: 'login_failed' });
+    await add(id, 'f2', { type: 'login_failed' });
+    const before = (await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json();
+    expect(before).toMatchObject({ active_rules: [ids.brute] });
+    expect(before.aggregates).toEqual([{ rule_id: ids.brute, accumulator: 'count(type == "login_failed")', value: 2 }]);
+
+    const patched = await json(t.app, 'PATCH', `/api/v1/rules/${ids.brute}`, {
+      condition_dsl: count({ where: failedLogin, window_seconds: 900, value: 2 }),
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
+    // A changed node is a new accumulator (its id hashes the node): nothing has contributed to it yet.
+    const changed = (await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json();
+    expect(changed.aggregates).toEqual([{ rule_id: ids.brute, accumulator: 'count(type == "login_failed") over 900s', value: 0 }]);
+    expect(changed).toMatchObject({ active_rules: [ids.brute], aggregates_as_of: before.aggregates_as_of });
+
+    await add(id, 'f3', { type: 'login_failed' });
+    const after = (await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json();
+    expect(after).toMatchObject({ active_rules: [], aggregates: [{ rule_id: ids.brute, value: 1 }] });
   });
 
   it('fires "total spend above 5000" with sum, reporting activated and deactivated only on change', async () => {
@@ -468,7 +549,17 @@ describe.each(STORES)('sessions over HTTP with the $name store', ({ open }) => {
       ]),
     );
     expect(Object.keys(document.components.schemas)).toEqual(
-      expect.arrayContaining(['CreateSessionRequest', 'Session', 'SessionDetails', 'AddFactRequest', 'SessionEvaluation']),
+      expect.arrayContaining([
+        'CreateSessionRequest',
+        'Session',
+        'SessionDetails',
+        'SessionAggregate',
+        'AddFactRequest',
+        'SessionEvaluation',
+      ]),
+    );
+    expect(Object.keys(document.components.schemas.SessionDetails.properties)).toEqual(
+      expect.arrayContaining(['active_rules', 'aggregates', 'aggregates_as_of']),
     );
   });
 
