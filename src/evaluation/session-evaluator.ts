@@ -135,6 +135,16 @@ export function streamSessionId(domain: string, key: string): string {
   return `stream:${idPart(domain)}:${idPart(key)}`;
 }
 
+/** A sum past Number.MAX_VALUE is Infinity, which JSON cannot carry: it is shown as null rather than refusing the write. */
+function storable(aggregates: AggregatesAsOf): AggregatesAsOf {
+  const values = Object.values(aggregates.values);
+  if (values.every((value) => value === null || Number.isFinite(value))) return aggregates;
+  const finite = Object.fromEntries(
+    Object.entries(aggregates.values).map(([id, value]) => [id, value !== null && Number.isFinite(value) ? value : null]),
+  );
+  return { values: finite, asOf: aggregates.asOf };
+}
+
 function sessionNotFound(id: string): AppError {
   return new AppError('SESSION_NOT_FOUND', `Session '${id}' does not exist or has expired.`);
 }
@@ -353,7 +363,7 @@ export class SessionEvaluator {
     factId: string | undefined,
     aggregates: AggregatesAsOf,
   ): Promise<FiredChange | undefined> {
-    const stored = await this.#options.sessions.setFired(sessionId, fired, version, factId, aggregates);
+    const stored = await this.#options.sessions.setFired(sessionId, fired, version, factId, storable(aggregates));
     if (stored === undefined) return undefined;
     const previous = new Set(stored.previous);
     const now = new Set(fired);

@@ -320,6 +320,17 @@ describe.each(STORES)('sessions over HTTP with the $name store', ({ open }) => {
     expect(after).toMatchObject({ active_rules: [], aggregates: [{ rule_id: ids.brute, value: 1 }] });
   });
 
+  it('accepts a sum that overflows to Infinity: the rule still compares it, the session read shows null', async () => {
+    const { rulesetId, ids } = await ruleset(t, [{ name: 'huge', condition_dsl: sum('amount', { value: 1 }) }]);
+    const id = await session(t, rulesetId);
+    expect(await add(id, 'a', { amount: 1e308 })).toMatchObject({ fired_rules: [ids.huge], fact_count: 1 });
+    // Infinity still compares (> 1 holds); JSON cannot carry it, so the session read shows the sum as null.
+    expect(await add(id, 'b', { amount: 1e308 })).toMatchObject({ fired_rules: [ids.huge], activated: [], fact_count: 2 });
+    const read = await json(t.app, 'GET', `/api/v1/sessions/${id}`);
+    expect(read.statusCode).toBe(200);
+    expect(read.json()).toMatchObject({ fact_count: 2, active_rules: [ids.huge], aggregates: [{ rule_id: ids.huge, value: null }] });
+  });
+
   it('fires "total spend above 5000" with sum, reporting activated and deactivated only on change', async () => {
     const { rulesetId, ids } = await ruleset(t, [
       { name: 'spend', condition_dsl: sum('amount', { where: eq('type', 'purchase'), value: 5000 }) },
