@@ -92,6 +92,7 @@ async function main(): Promise<void> {
   });
 
   const readiness: Record<string, ReadinessCheck> = {};
+  const readinessDetails: Record<string, () => unknown> = {};
   if (config.redis.url !== undefined) readiness.redis = () => sessionStore.ping();
   let kafka: KafkaPipeline | undefined;
   // Kafka: facts in, results out, rule changes broadcast; readiness and lag reach HTTP only through these callbacks.
@@ -107,6 +108,7 @@ async function main(): Promise<void> {
     });
     const pipeline = kafka;
     readiness.kafka = () => pipeline.state().ready;
+    readinessDetails.kafka = () => pipeline.state();
     if (metrics !== undefined) registerKafkaMetrics(metrics.registry, pipeline);
   } else {
     logger.info('Kafka disabled: KAFKA_BROKERS not set, serving HTTP only');
@@ -122,6 +124,7 @@ async function main(): Promise<void> {
     sessions,
     metrics,
     readiness,
+    readinessDetails,
   });
   await app.listen({ port: config.http.port, host: config.http.host });
 

@@ -48,6 +48,8 @@ export interface AppDependencies {
   metrics?: ServiceMetrics;
   /** Further dependencies /health/ready reports, e.g. kafka or redis. */
   readiness?: Record<string, ReadinessCheck>;
+  /** Shown by /health/ready under `details`, e.g. the Kafka consumer's state. */
+  readinessDetails?: Record<string, () => unknown>;
 }
 
 function buildSessions(deps: AppDependencies, metrics: ServiceMetrics | undefined): SessionEvaluator {
@@ -117,6 +119,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     store: deps.store,
     metrics,
     readiness: deps.readiness ?? {},
+    readinessDetails: { executions: () => ({ pending: deps.store.executions.pendingCount() }), ...deps.readinessDetails },
     draining: () => draining,
   };
 

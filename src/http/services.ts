@@ -20,6 +20,8 @@ export interface HttpServices {
   readonly store: Pick<Store, 'executions' | 'audit' | 'ping'>;
   readonly metrics: ServiceMetrics | undefined;
   readonly readiness: Readonly<Record<string, ReadinessCheck>>;
+  /** What /health/ready shows of a dependency beyond up or down, e.g. the Kafka consumer's partitions and state. */
+  readonly readinessDetails: Readonly<Record<string, () => unknown>>;
   /** True once shutdown began: readiness fails so load balancers stop sending traffic. */
   readonly draining: () => boolean;
 }

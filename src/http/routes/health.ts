@@ -21,6 +21,19 @@ async function probeState(probe: ReadinessCheck): Promise<'up' | 'down'> {
   }
 }
 
+/** Each dependency's details; one that fails to describe itself is left out rather than failing readiness. */
+function readinessDetails(sources: Readonly<Record<string, () => unknown>>): { details?: Record<string, unknown> } {
+  const details: Record<string, unknown> = {};
+  for (const [name, describe] of Object.entries(sources)) {
+    try {
+      details[name] = describe();
+    } catch {
+      // A describer that throws says nothing; the check above still decides up or down.
+    }
+  }
+  return Object.keys(details).length === 0 ? {} : { details };
+}
+
 export const healthRoutes: FastifyPluginAsync<RouteOptions> = async (app, { services }) => {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   const config = { scope: 'public' } as const;
@@ -51,10 +64,12 @@ export const healthRoutes: FastifyPluginAsync<RouteOptions> = async (app, { serv
       );
       const down = Object.keys(checks).filter((name) => checks[name] === 'down');
       if (services.draining()) down.unshift('shutting down');
-      if (down.length === 0) return { status: 'ready' as const, checks };
+      const details = readinessDetails(services.readinessDetails);
+      if (down.length === 0) return { status: 'ready' as const, checks, ...details };
       return reply.code(503).send({
         status: 'unavailable' as const,
         checks,
+        ...details,
         detail: `Not ready: ${down.join(', ')}.`,
         error_code: 'UNAVAILABLE' as const,
       });

@@ -23,6 +23,7 @@ export interface TestApp {
 export interface TestAppOptions {
   env?: Record<string, string>;
   readiness?: Record<string, ReadinessCheck>;
+  readinessDetails?: Record<string, () => unknown>;
   /** Working memory for sessions; an in-process store when absent. The test closes it. */
   sessionStore?: SessionStore;
   /** Session clock (epoch ms); the wall clock when absent. */
@@ -43,6 +44,7 @@ export async function startTestApp(kind: StoreKind, options: TestAppOptions = {}
     logger: createLogger('silent'),
     metrics,
     ...(options.readiness === undefined ? {} : { readiness: options.readiness }),
+    ...(options.readinessDetails === undefined ? {} : { readinessDetails: options.readinessDetails }),
     ...(options.sessionStore === undefined ? {} : { sessionStore: options.sessionStore }),
     sessionOptions: {
       maxFacts: config.sessions.maxFacts,

@@ -31,6 +31,7 @@ describe('health, readiness and the OpenAPI document', () => {
     expect(first.json()).toEqual({
       status: 'unavailable',
       checks: { database: 'up', engine: 'up', kafka: 'up', redis: 'up', broken: 'down' },
+      details: { executions: { pending: 0 } },
       detail: 'Not ready: broken.',
       error_code: 'UNAVAILABLE',
     });
@@ -103,14 +104,47 @@ describe('readiness with every dependency up', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    t = await startTestApp('pglite', { readiness: { kafka: () => true } });
+    t = await startTestApp('pglite', {
+      readiness: { kafka: () => true },
+      readinessDetails: {
+        kafka: () => ({ status: 'running', assigned_partitions: [0, 1, 2], waiting_for_store: false }),
+        broken: () => {
+          throw new Error('cannot describe itself');
+        },
+      },
+    });
   });
   afterAll(() => t?.cleanup());
 
-  it('answers 200 ready', async () => {
+  it('answers 200 ready, with the details each dependency gives and the execution backlog', async () => {
     const ready = await json(t.app, 'GET', '/health/ready');
     expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toEqual({ status: 'ready', checks: { database: 'up', engine: 'up', kafka: 'up' } });
+    expect(ready.json()).toEqual({
+      status: 'ready',
+      checks: { database: 'up', engine: 'up', kafka: 'up' },
+      details: {
+        executions: { pending: 0 },
+        kafka: { status: 'running', assigned_partitions: [0, 1, 2], waiting_for_store: false },
+      },
+    });
+  });
+
+  it('counts executions recorded but not yet written', async () => {
+    t.store.executions.record({
+      execution_id: '01a20000-0000-7000-8000-000000000001',
+      source: 'http',
+      domain: null,
+      facts: {},
+      fired_rules: [],
+      actions: [],
+      latency_ms: 0,
+      revision: 0,
+      created_at: new Date().toISOString(),
+    });
+    const ready = await json(t.app, 'GET', '/health/ready');
+    expect(ready.json().details.executions.pending).toBeGreaterThanOrEqual(1);
+    await t.store.executions.flush();
+    expect((await json(t.app, 'GET', '/health/ready')).json().details.executions).toEqual({ pending: 0 });
   });
 
   it('answers 503 once the database is closed', async () => {

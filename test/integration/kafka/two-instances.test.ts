@@ -3,6 +3,7 @@
 import { type Admin, AssignerProtocol, type Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultMessage } from '../../../src/contracts/kafka-messages.ts';
+import type { KafkaPipelineState } from '../../../src/kafka/index.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/databases.ts';
 import { type ServiceProcess, startServiceProcess } from './service-process.ts';
 import { collect, deleteTestTopics, eventually, kafkaEnv, parse, produce, testKafka, uniqueTopics } from './support.ts';
@@ -72,6 +73,25 @@ describe('Kafka pipeline: two instances', () => {
       );
       expect(shared, JSON.stringify(owned)).toBe(true);
       expect(owned.flat().sort((x, y) => x - y)).toEqual([0, 1, 2]);
+
+      // Each instance's readiness shows its own consumer and the partitions it owns.
+      let reported: number[][] = [];
+      const consistent = await eventually(
+        async () => {
+          const states = await Promise.all(
+            [a, b].map(async (instance) => {
+              const body = (await (await fetch(`${instance.url}/health/ready`)).json()) as { details: { kafka: KafkaPipelineState } };
+              return body.details.kafka;
+            }),
+          );
+          reported = states.map((state) => state.assigned_partitions);
+          return states.every((state) => state.status === 'running' && state.ready === true && state.waiting_for_store === false);
+        },
+        30_000,
+        200,
+      );
+      expect(consistent).toBe(true);
+      expect(reported.flat().sort((x, y) => x - y)).toEqual([0, 1, 2]);
     },
     SLOW,
   );
