@@ -130,6 +130,8 @@ export class RuleEngine {
   readonly #now: () => number;
   /** Accumulators of enabled rules, in fired order: all domains under the key undefined, and per domain. */
   readonly #accumulators = new Map<string | undefined, readonly Accumulator[]>();
+  /** Accumulators of every rule, enabled or not, in tree order. */
+  readonly #accumulatorsByRule: ReadonlyMap<number, readonly Accumulator[]>;
 
   private constructor(rules: readonly CompiledRule[], options: EngineOptions) {
     this.revision = options.revision ?? 0;
@@ -139,6 +141,7 @@ export class RuleEngine {
     this.#rules = rules.map((compiled) => compiled.rule);
     this.#byId = new Map(this.#rules.map((rule) => [rule.id, rule]));
     const accumulatorsOf = new Map(this.#rules.map((rule) => [rule.id, this.#context.registerRule(rule.id, rule.condition_dsl)]));
+    this.#accumulatorsByRule = accumulatorsOf;
 
     const enabled = rules.filter((compiled) => compiled.rule.enabled).sort((a, b) => byFiredOrder(a.rule, b.rule));
     this.#ranked = enabled.map((compiled) => compiled.rule);
@@ -257,6 +260,11 @@ export class RuleEngine {
    */
   accumulators(domain?: string): readonly Accumulator[] {
     return this.#accumulators.get(domain) ?? [];
+  }
+
+  /** The accumulate nodes of one rule, enabled or not, in tree order; empty for an unknown id. */
+  ruleAccumulators(ruleId: number): readonly Accumulator[] {
+    return this.#accumulatorsByRule.get(ruleId) ?? [];
   }
 
   #evaluate(facts: unknown, domain: string | undefined): EvaluationResult {

@@ -165,6 +165,17 @@ describe('accumulate with aggregates from a session', () => {
     expect(engine.accumulators('nowhere')).toEqual([]);
   });
 
+  it('lists the accumulators of one rule, enabled or not, with the ids the domain list uses', () => {
+    expect(engine.ruleAccumulators(2).map((a) => a.id)).toEqual(engine.accumulators('shop').map((a) => a.id));
+    const disabled = engine.ruleAccumulators(4);
+    expect(disabled.map((a) => [a.ruleId, a.fn])).toEqual([[4, 'max']]);
+    expect(disabled[0]?.id).toMatch(/^r4:root:[0-9a-f]{8}$/);
+    // The explanation reads a disabled rule's value under that id too.
+    expect(engine.explain(4, {}, { aggregates: { [disabled[0]!.id]: 7 } })?.matched).toBe(true);
+    expect(engine.ruleAccumulators(3)).toEqual([]);
+    expect(engine.ruleAccumulators(99)).toEqual([]);
+  });
+
   it('keeps ids across recompiles and changes them when the node changes', () => {
     const again = RuleEngine.compile(rules);
     expect(again.accumulators('auth')[0]?.id).toBe(engine.accumulators('auth')[0]?.id);
