@@ -1,8 +1,8 @@
 // The session use case shared by HTTP and Kafka: add or retract a fact, then evaluate the session's rules over its working memory.
 import { createHash, randomUUID } from 'node:crypto';
+import type { Explanation } from '../contracts/evaluation.ts';
 import { type Accumulator, type RuleEngine, renderAggregate } from '../engine/index.ts';
 import { AppError } from '../errors.ts';
-import { aggregateValue } from '../sessions/aggregate-value.ts';
 import { DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS } from '../sessions/session-limits.ts';
 import type {
   AccumulatorSpec,
@@ -17,6 +17,7 @@ import type { ExecutionsRepository, RulesetsRepository } from '../store/types.ts
 import type { EvaluationObserver, Facts } from './evaluator.ts';
 import { eventTimeOf } from './event-time.ts';
 import { newExecutionId } from './execution-id.ts';
+import { valueAsOfWrite, valuesAsOfWrite } from './session-aggregates.ts';
 
 export interface SessionEvaluatorOptions {
   catalog: { readonly engine: RuleEngine };
@@ -75,6 +76,15 @@ export interface SessionDetails extends SessionView {
   aggregates_as_of: string;
 }
 
+/** Why a rule of the session did or did not hold: the explain shape over the session's aggregates. */
+export interface SessionExplanation extends Explanation {
+  session_id: string;
+  /** The working-memory fact ordinary conditions were checked against; null: the empty fact `{}`, as a retraction evaluates. */
+  fact_id: string | null;
+  /** When the latest write evaluated the aggregates accumulate nodes were compared with; created_at before any write. */
+  aggregates_as_of: string;
+}
+
 /** The result of one add or retract: what holds now, and what changed since the previous write. */
 export interface SessionEvaluation {
   session_id: string;
@@ -112,7 +122,6 @@ const STREAM_SESSION = /^stream:([^:]+):([^:]+)$/;
 const STORE_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 const PLAIN_PART = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,79}$/;
 const MAX_CACHED_RULESETS = 10_000;
-const EMPTY = { count: 0, sum: 0, extreme: undefined };
 
 /**
  * One part of a stream session id, kept within the store's id alphabet and free of `:`: the text itself when it is
@@ -195,8 +204,7 @@ export class SessionEvaluator {
     const aggregates = this.#options.catalog.engine.accumulators(scope.domain).map((accumulator) => ({
       rule_id: accumulator.ruleId,
       accumulator: renderAggregate(accumulator.node),
-      // No stored value: the node is new or changed since that write, and nothing has contributed to it yet.
-      value: Object.hasOwn(stored, accumulator.id) ? (stored[accumulator.id] ?? null) : aggregateValue(accumulator, EMPTY),
+      value: valueAsOfWrite(accumulator, stored),
     }));
     return {
       ...view(snapshot, scope),
@@ -205,6 +213,42 @@ export class SessionEvaluator {
       version: snapshot.version,
       aggregates,
       aggregates_as_of: iso(snapshot.aggregates?.asOf ?? snapshot.createdAt),
+    };
+  }
+
+  /**
+   * Why a rule of the session did or did not hold: accumulate nodes compare the aggregates of the latest write (as get
+   * shows them), ordinary conditions the fact `factId` of the working memory, else `{}`. Read-only. SESSION_NOT_FOUND;
+   * RULE_NOT_FOUND for an unknown rule or one outside the session's domain; NOT_FOUND when the session holds no such fact.
+   */
+  async explain(sessionId: string, ruleId: number, factId?: string): Promise<SessionExplanation> {
+    const scope = await this.#scopeOf(sessionId);
+    const snapshot = await this.#options.sessions.get(sessionId);
+    if (snapshot === undefined) throw sessionNotFound(sessionId);
+    const engine = this.#options.catalog.engine;
+    const rule = engine.getRule(ruleId);
+    if (rule === undefined) throw new AppError('RULE_NOT_FOUND', `Rule ${ruleId} does not exist.`);
+    if (rule.domain !== scope.domain) {
+      throw new AppError(
+        'RULE_NOT_FOUND',
+        `Rule ${ruleId} is not in the ruleset of session '${sessionId}': it belongs to domain '${rule.domain}', the session to '${scope.domain}'.`,
+      );
+    }
+    if (factId !== undefined && !Object.hasOwn(snapshot.facts, factId)) {
+      throw new AppError('NOT_FOUND', `Session '${sessionId}' holds no fact '${factId}'.`);
+    }
+    const fact = factId === undefined ? {} : snapshot.facts[factId];
+    const aggregates = valuesAsOfWrite(engine.ruleAccumulators(ruleId), snapshot.aggregates?.values ?? {});
+    const explained = engine.explain(ruleId, fact, { aggregates });
+    if (explained === undefined) throw new AppError('RULE_NOT_FOUND', `Rule ${ruleId} does not exist.`);
+    const asOf = iso(snapshot.aggregates?.asOf ?? snapshot.createdAt);
+    const against = factId === undefined ? 'an empty fact (no fact_id given)' : `fact '${factId}'`;
+    return {
+      ...explained,
+      explanation: `${explained.explanation} Aggregates as of ${asOf}; other conditions checked against ${against}.`,
+      session_id: sessionId,
+      fact_id: factId ?? null,
+      aggregates_as_of: asOf,
     };
   }
 

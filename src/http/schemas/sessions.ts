@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS } from '../../sessions/session-limits.ts';
 import { components, factsSchema, idField, timestampField } from './common.ts';
+import { explanationResponse } from './evaluation.ts';
 
 const STORE_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 
@@ -91,6 +92,28 @@ export const sessionEvaluationSchema = z
       ),
   })
   .register(components, { id: 'SessionEvaluation' });
+
+export const sessionExplainBody = z
+  .strictObject({
+    rule_id: idField.describe("The rule to explain; it must belong to the session's domain."),
+    fact_id: factIdField
+      .optional()
+      .describe('A fact of the working memory that ordinary conditions are checked against; omitted: the empty fact {}.'),
+  })
+  .register(components, { id: 'SessionExplainRequest' });
+
+export const sessionExplanationSchema = explanationResponse
+  .extend({
+    session_id: z.string(),
+    fact_id: z
+      .string()
+      .nullable()
+      .describe('The fact ordinary conditions were checked against; null: the empty fact {}, as a retraction evaluates them.'),
+    aggregates_as_of: timestampField.describe(
+      'When the latest write evaluated the aggregates accumulate nodes were compared with (as GET shows them); created_at before any write.',
+    ),
+  })
+  .register(components, { id: 'SessionExplanation' });
 
 const sessionIdField = z.string().min(1).max(200).describe('Session id returned by POST /api/v1/sessions.');
 

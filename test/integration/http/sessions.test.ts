@@ -80,6 +80,7 @@ describe('sessions over HTTP while Redis is unreachable', () => {
       json(t.app, 'POST', '/api/v1/sessions', { ruleset_id: set.json().id }),
       json(t.app, 'POST', `/api/v1/sessions/${id}/facts`, { fact_id: 'f', event: {} }),
       json(t.app, 'GET', `/api/v1/sessions/${id}`),
+      json(t.app, 'POST', `/api/v1/sessions/${id}/explain`, { rule_id: 1 }),
       json(t.app, 'DELETE', `/api/v1/sessions/${id}/facts/f`),
       json(t.app, 'DELETE', `/api/v1/sessions/${id}`),
     ];
@@ -320,6 +321,159 @@ describe.each(STORES)('sessions over HTTP with the $name store', ({ open }) => {
     expect(after).toMatchObject({ active_rules: [], aggregates: [{ rule_id: ids.brute, value: 1 }] });
   });
 
+  /** POST /sessions/{id}/explain; asserts the status. */
+  async function explain(sessionId: string, body: unknown, status = 200) {
+    const response = await json(t.app, 'POST', `/api/v1/sessions/${sessionId}/explain`, body);
+    expect(response.statusCode, response.body).toBe(status);
+    return response.json();
+  }
+
+  it('explains the "three failures" rule with the session\'s count: not matched at 2 (actual: 2), matched at 3', async () => {
+    clock = Date.now();
+    const threeFailures = count({ where: failedLogin, window_seconds: 600, value: 3 });
+    const { rulesetId, ids } = await ruleset(t, [{ name: 'brute', condition_dsl: threeFailures }]);
+    const id = await session(t, rulesetId);
+    const rendered = 'count(type == "login_failed") over 600s >= 3';
+
+    const fresh = await explain(id, { rule_id: ids.brute });
+    const created = (await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json().created_at;
+    expect(fresh).toMatchObject({ matched: false, failing_conditions: [`${rendered} (actual: 0)`], aggregates_as_of: created });
+
+    await add(id, 'f1', { type: 'login_failed', timestamp: at(60) });
+    clock += 1_000;
+    await add(id, 'f2', { type: 'login_failed', timestamp: at(30) });
+    const two = await explain(id, { rule_id: ids.brute });
+    expect(two).toEqual({
+      rule_id: ids.brute,
+      rule_name: 'brute',
+      condition_dsl: threeFailures,
+      matched: false,
+      matching_conditions: [],
+      failing_conditions: [`${rendered} (actual: 2)`],
+      explanation:
+        `Rule 'brute' did not match: ${rendered} failed (actual: 2). Aggregates as of ${new Date(clock).toISOString()}; ` +
+        'other conditions checked against an empty fact (no fact_id given).',
+      session_id: id,
+      fact_id: null,
+      aggregates_as_of: new Date(clock).toISOString(),
+    });
+    // Outside a session the same rule sees one fact: count 1.
+    const stateless = await json(t.app, 'POST', '/api/v1/explain', { rule_id: ids.brute, facts: { type: 'login_failed' } });
+    expect(stateless.json().failing_conditions).toEqual([`${rendered} (actual: 1)`]);
+
+    clock += 1_000;
+    await add(id, 'f3', { type: 'login_failed', timestamp: at(5) });
+    const three = await explain(id, { rule_id: ids.brute, fact_id: 'f3' });
+    expect(three).toMatchObject({
+      matched: true,
+      matching_conditions: [`${rendered} (actual: 3)`],
+      failing_conditions: [],
+      fact_id: 'f3',
+      aggregates_as_of: new Date(clock).toISOString(),
+    });
+    expect(three.explanation).toBe(
+      `Rule 'brute' matched: ${rendered} (actual: 3) held. Aggregates as of ${new Date(clock).toISOString()}; ` +
+        "other conditions checked against fact 'f3'.",
+    );
+
+    // Explaining is read-only and evicts nothing: an hour later the values are still those of the latest write.
+    const before = (await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json();
+    const writtenAt = clock;
+    clock += 3_600_000;
+    expect(await explain(id, { rule_id: ids.brute })).toMatchObject({ matched: true, aggregates_as_of: new Date(writtenAt).toISOString() });
+    expect((await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json()).toEqual(before);
+    clock = writtenAt;
+  });
+
+  it('explains a rule mixing an ordinary condition and an accumulate node against a chosen fact or the empty one', async () => {
+    clock = Date.now();
+    const mixed = { type: 'and', children: [eq('type', 'purchase'), sum('amount', { where: eq('type', 'purchase'), value: 5000 })] };
+    const { rulesetId, ids } = await ruleset(t, [{ name: 'spend', condition_dsl: mixed }]);
+    const id = await session(t, rulesetId);
+    const spend = 'sum(amount where type == "purchase") > 5000';
+    await add(id, 'p1', { type: 'purchase', amount: 3000 });
+    await add(id, 'p2', { type: 'purchase', amount: 2500 });
+    await add(id, 'r1', { type: 'refund', amount: 10 });
+
+    const onPurchase = await explain(id, { rule_id: ids.spend, fact_id: 'p1' });
+    expect(onPurchase).toMatchObject({
+      matched: true,
+      matching_conditions: ['type == "purchase"', `${spend} (actual: 5500)`],
+      failing_conditions: [],
+      fact_id: 'p1',
+    });
+    const onRefund = await explain(id, { rule_id: ids.spend, fact_id: 'r1' });
+    expect(onRefund).toMatchObject({
+      matched: false,
+      matching_conditions: [`${spend} (actual: 5500)`],
+      failing_conditions: ['type == "purchase" (actual: "refund")'],
+      fact_id: 'r1',
+    });
+    // Without fact_id the ordinary condition sees {}, as a retraction evaluates it: the rule cannot hold.
+    const onNothing = await explain(id, { rule_id: ids.spend });
+    expect(onNothing).toMatchObject({
+      matched: false,
+      matching_conditions: [`${spend} (actual: 5500)`],
+      failing_conditions: ['type == "purchase" (missing)'],
+      fact_id: null,
+    });
+    expect(onNothing.explanation).toContain('other conditions checked against an empty fact (no fact_id given).');
+
+    // A disabled rule of the session's domain is still explained (as /explain does), with the value its latest write stored.
+    const disabled = await json(t.app, 'PATCH', `/api/v1/rules/${ids.spend}`, { enabled: false });
+    expect(disabled.statusCode, disabled.body).toBe(200);
+    expect(await explain(id, { rule_id: ids.spend, fact_id: 'p2' })).toMatchObject({ matched: true, fact_id: 'p2' });
+  });
+
+  it('refuses to explain for an unknown session, rule or fact, a rule of another domain and bad bodies, changing nothing', async () => {
+    const { rulesetId, ids } = await ruleset(t, [{ name: 'brute', condition_dsl: count({ where: failedLogin, value: 3 }) }]);
+    const other = await ruleset(t, [{ name: 'elsewhere', condition_dsl: gt('amount', 1) }]);
+    const id = await session(t, rulesetId);
+    await add(id, 'f1', { type: 'login_failed' });
+    const domain = (await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json().domain;
+
+    for (const unknown of [`rs-${rulesetId}-${randomUUID()}`, `rs-1-${randomUUID()}`, 'nope', 'stream:auth:user-1']) {
+      expect(await explain(unknown, { rule_id: ids.brute }, 404)).toEqual({
+        detail: `Session '${unknown}' does not exist or has expired.`,
+        error_code: 'SESSION_NOT_FOUND',
+      });
+    }
+    expect(await explain(id, { rule_id: 2_000_000_000 }, 404)).toEqual({
+      detail: 'Rule 2000000000 does not exist.',
+      error_code: 'RULE_NOT_FOUND',
+    });
+    expect(await explain(id, { rule_id: other.ids.elsewhere }, 404)).toEqual({
+      detail:
+        `Rule ${other.ids.elsewhere} is not in the ruleset of session '${id}': it belongs to domain ` +
+        `'${(await json(t.app, 'GET', `/api/v1/rules/${other.ids.elsewhere}`)).json().domain}', the session to '${domain}'.`,
+      error_code: 'RULE_NOT_FOUND',
+    });
+    expect(await explain(id, { rule_id: ids.brute, fact_id: 'f9' }, 404)).toEqual({
+      detail: `Session '${id}' holds no fact 'f9'.`,
+      error_code: 'NOT_FOUND',
+    });
+    // Only the session's own facts: a name of an inherited property is not one.
+    expect((await explain(id, { rule_id: ids.brute, fact_id: 'constructor' }, 404)).error_code).toBe('NOT_FOUND');
+
+    const badBodies: [unknown, string][] = [
+      [{}, 'rule_id'],
+      [{ rule_id: 'one' }, 'rule_id'],
+      [{ rule_id: 0 }, 'rule_id'],
+      [{ rule_id: 1.5 }, 'rule_id'],
+      [{ rule_id: ids.brute, fact_id: 'a b' }, 'fact_id'],
+      [{ rule_id: ids.brute, fact_id: '' }, 'fact_id'],
+      [{ rule_id: ids.brute, fact_id: 7 }, 'fact_id'],
+      [{ rule_id: ids.brute, facts: {} }, 'facts'],
+      [[ids.brute], ''],
+    ];
+    for (const [body, mentioned] of badBodies) {
+      const response = await explain(id, body, 400);
+      expect(response, JSON.stringify(body)).toEqual({ detail: expect.any(String), error_code: 'VALIDATION_ERROR' });
+      expect(response.detail).toContain(mentioned);
+    }
+    expect((await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json()).toMatchObject({ fact_count: 1, version: 1 });
+  });
+
   it('accepts a sum that overflows to Infinity: the rule still compares it, the session read shows null', async () => {
     const { rulesetId, ids } = await ruleset(t, [{ name: 'huge', condition_dsl: sum('amount', { value: 1 }) }]);
     const id = await session(t, rulesetId);
@@ -557,6 +711,7 @@ describe.each(STORES)('sessions over HTTP with the $name store', ({ open }) => {
         '/api/v1/sessions/{id}',
         '/api/v1/sessions/{id}/facts',
         '/api/v1/sessions/{id}/facts/{fact_id}',
+        '/api/v1/sessions/{id}/explain',
       ]),
     );
     expect(Object.keys(document.components.schemas)).toEqual(
@@ -567,10 +722,15 @@ describe.each(STORES)('sessions over HTTP with the $name store', ({ open }) => {
         'SessionAggregate',
         'AddFactRequest',
         'SessionEvaluation',
+        'SessionExplainRequest',
+        'SessionExplanation',
       ]),
     );
     expect(Object.keys(document.components.schemas.SessionDetails.properties)).toEqual(
       expect.arrayContaining(['active_rules', 'aggregates', 'aggregates_as_of']),
+    );
+    expect(Object.keys(document.components.schemas.SessionExplanation.properties)).toEqual(
+      expect.arrayContaining(['matched', 'failing_conditions', 'explanation', 'session_id', 'fact_id', 'aggregates_as_of']),
     );
   });
 

@@ -7,6 +7,8 @@ import {
   createSessionBody,
   sessionDetailsSchema,
   sessionEvaluationSchema,
+  sessionExplainBody,
+  sessionExplanationSchema,
   sessionFactParams,
   sessionParams,
   sessionSchema,
@@ -64,6 +66,21 @@ export const sessionRoutes: FastifyPluginAsync<RouteOptions> = async (app, { ser
       },
     },
     async (request) => sessions.get(request.params.id),
+  );
+
+  routes.post(
+    '/sessions/:id/explain',
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Explain why one of the session's rules did or did not hold, with the aggregates of its latest write",
+        params: sessionParams,
+        body: sessionExplainBody,
+        response: { 200: sessionExplanationSchema, ...errorResponses(400, 401, 403, 404, 413, 415, 503) },
+      },
+    },
+    async (request) => sessions.explain(request.params.id, request.body.rule_id, request.body.fact_id),
   );
 
   routes.delete(
