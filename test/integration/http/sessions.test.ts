@@ -48,6 +48,11 @@ describe('session routes and API keys', () => {
     expect(evaluate.json().error_code).toBe('NOT_FOUND');
     const read = await json(t.app, 'GET', '/api/v1/sessions/nope', undefined, { 'x-api-key': 'key-ev' });
     expect(read.json().error_code).toBe('SESSION_NOT_FOUND');
+    const explainAnonymous = await json(t.app, 'POST', '/api/v1/sessions/nope/explain', { rule_id: 1 });
+    expect(explainAnonymous.statusCode).toBe(401);
+    expect(explainAnonymous.json().error_code).toBe('UNAUTHORIZED');
+    const explain = await json(t.app, 'POST', '/api/v1/sessions/nope/explain', { rule_id: 1 }, { 'x-api-key': 'key-ev' });
+    expect(explain.json().error_code).toBe('SESSION_NOT_FOUND');
   });
 });
 
