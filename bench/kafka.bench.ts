@@ -331,6 +331,7 @@ async function main(): Promise<void> {
       streaming: false,
       recordExecutions: true,
       partitions: PARTITIONS,
+      maxResultBytes: 1_000_000,
       schemaRegistryUrl: undefined,
     };
 

@@ -50,6 +50,8 @@ export interface KafkaConfig {
   /** Write an execution record for every Kafka result (looked up by GET /api/v1/executions/{id}). */
   readonly recordExecutions: boolean;
   readonly partitions: number;
+  /** Largest result message (key plus value bytes); a larger result dead-letters its input with PAYLOAD_TOO_LARGE. */
+  readonly maxResultBytes: number;
   readonly schemaRegistryUrl: string | undefined;
 }
 
@@ -225,6 +227,7 @@ const envSchema = z.object({
   KAFKA_STREAMING: flag(false),
   KAFKA_RECORD_EXECUTIONS: flag(true),
   KAFKA_PARTITIONS: integer(1, 10_000, 3),
+  KAFKA_MAX_RESULT_BYTES: integer(1_000, 100_000_000, 1_000_000),
   SCHEMA_REGISTRY_URL: url(/^https?:$/),
   REDIS_URL: url(/^rediss?:$/),
   RULES_SESSION_MAX_FACTS: integer(1, 10_000_000, 10_000),
@@ -272,6 +275,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       streaming: e.KAFKA_STREAMING,
       recordExecutions: e.KAFKA_RECORD_EXECUTIONS,
       partitions: e.KAFKA_PARTITIONS,
+      maxResultBytes: e.KAFKA_MAX_RESULT_BYTES,
       schemaRegistryUrl: e.SCHEMA_REGISTRY_URL,
     },
     redis: { url: e.REDIS_URL },

@@ -27,7 +27,14 @@ export interface BatchProcessorOptions {
   sessions?: SessionRouter;
   /** Unexpected (uncoded) failures of one message are retried this many times before it is dead-lettered. */
   maxUnexpectedAttempts: number;
+  /**
+   * Largest result (key plus value bytes) sent to the results topic (KAFKA_MAX_RESULT_BYTES). A larger one would be refused
+   * by the broker on every retry and hold the partition up for good, so its input is dead-lettered instead. Default 1,000,000.
+   */
+  maxResultBytes?: number;
 }
+
+const DEFAULT_MAX_RESULT_BYTES = 1_000_000;
 
 type Outcome =
   | { ok: true; evaluation: KafkaEvaluation }
@@ -85,8 +92,17 @@ export class BatchProcessor {
       const source: SourcePosition = { topic, partition, offset: message.offset };
       const key = attemptKey(source);
       if (outcome.ok) {
-        if ('evaluation' in outcome) run.results.push(resultRecord(message, outcome.evaluation, source));
-        else if (outcome.publish) run.results.push(sessionResultRecord(message, outcome.session, source));
+        const record =
+          'evaluation' in outcome
+            ? resultRecord(message, outcome.evaluation, source)
+            : outcome.publish
+              ? sessionResultRecord(message, outcome.session, source)
+              : undefined;
+        if (record !== undefined) {
+          const tooLarge = this.#oversized(record);
+          if (tooLarge === undefined) run.results.push(record);
+          else run.deadLetters.push(deadLetterRecord(message, source, tooLarge));
+        }
       } else {
         const attempt = (this.#attempts.get(key) ?? 0) + (outcome.held === true ? 0 : 1);
         const decision =
@@ -125,6 +141,17 @@ export class BatchProcessor {
       const [keyTopic, keyPartition] = key.split('/');
       if (keyTopic === topic && !owned.has(Number(keyPartition))) this.#applied.delete(key);
     }
+  }
+
+  /** The dead-letter reason for a result the broker would refuse as too large, else undefined. */
+  #oversized(record: Message): { code: 'PAYLOAD_TOO_LARGE'; detail: string } | undefined {
+    const limit = this.#options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+    const bytes = byteLength(record.value) + byteLength(record.key);
+    if (bytes <= limit) return undefined;
+    return {
+      code: 'PAYLOAD_TOO_LARGE',
+      detail: `the result is ${bytes} bytes, over the ${limit}-byte limit for one result message (KAFKA_MAX_RESULT_BYTES); the fact fired too many rules to publish`,
+    };
   }
 
   #decode(message: InputMessage): Decoded | Promise<Decoded> {
@@ -188,4 +215,9 @@ function failed(error: unknown): { ok: false; error: unknown } {
 
 function held(): Outcome {
   return { ok: false, error: undefined, held: true };
+}
+
+function byteLength(value: Message['value'] | Message['key']): number {
+  if (value === null || value === undefined) return 0;
+  return typeof value === 'string' ? Buffer.byteLength(value) : value.length;
 }

@@ -156,6 +156,7 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
       evaluate: evaluateWith(deps.evaluator, deps.config.recordExecutions),
       sessions: sessionRouter(deps.sessions, config.streaming),
       maxUnexpectedAttempts: tuning.maxUnexpectedAttempts,
+      maxResultBytes: config.maxResultBytes,
     });
 
     const changelog = deps.rules === undefined ? undefined : await startChangelog(kafka, admin, changelogTopic, instanceId, deps, log);

@@ -139,3 +139,64 @@ describe('Kafka pipeline: dead letters', () => {
     expect(service.pipeline.state().last_error).toBeNull();
   });
 });
+
+describe('Kafka pipeline: a result too large to publish', () => {
+  const topics = uniqueTopics('dlq-large');
+  let kafka: Kafka;
+  let admin: Admin;
+  let service: InProcessService;
+  let received: Received[];
+  const RULES = 60;
+
+  beforeAll(async () => {
+    kafka = testKafka();
+    admin = kafka.admin();
+    await admin.connect();
+    // A limit that a result naming a few rules fits and one naming all 60 does not.
+    service = await startInProcessService(kafkaConfig(topics, { maxResultBytes: 1_000 }), { changelogTopic: topics.changelog });
+    for (let index = 0; index < RULES; index++) {
+      const rule = {
+        name: `threshold-${index}`,
+        condition_dsl: { type: 'condition', field: 'amount', op: '>', value: index * 10 },
+        action: `action-with-a-rather-long-name-${index}`,
+      };
+      const created = await service.app.inject({
+        method: 'POST',
+        url: '/api/v1/rules',
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify(rule),
+      });
+      expect(created.statusCode).toBe(201);
+    }
+    const inputs = [5, 10_000, 25].map((amount, index) => ({ key: `k-${index}`, value: JSON.stringify({ facts: { amount } }) }));
+    await produce(kafka, topics.facts, inputs);
+    received = await collect(kafka, [topics.results, topics.dlq], (all) => all.length >= inputs.length, {
+      groupPrefix: topics.group,
+      settleMs: 500,
+    });
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    if (admin !== undefined) {
+      await deleteTestTopics(admin, topics);
+      await admin.disconnect();
+    }
+  });
+
+  it('dead-letters the fact whose result is over KAFKA_MAX_RESULT_BYTES and publishes the others', () => {
+    const results = received.filter((message) => message.topic === topics.results);
+    const deadLetters = received.filter((message) => message.topic === topics.dlq);
+    expect(results.map((message) => String(message.key)).sort()).toEqual(['k-0', 'k-2']);
+    expect(results.map((message) => parse<ResultMessage>(message).fired_rules.length).sort()).toEqual([1, 3]);
+    expect(deadLetters).toHaveLength(1);
+    expect(String(deadLetters[0]!.key)).toBe('k-1');
+    expect(String(deadLetters[0]!.value)).toBe(JSON.stringify({ facts: { amount: 10_000 } }));
+    expect(deadLetters[0]!.headers.error_code).toBe('PAYLOAD_TOO_LARGE');
+    expect(deadLetters[0]!.headers.error_detail).toMatch(/over the 1000-byte limit for one result message \(KAFKA_MAX_RESULT_BYTES\)/);
+  });
+
+  it('keeps consuming: the partitions are not held up', async () => {
+    expect(await eventually(async () => (await service.pipeline.lag()) === 0, 30_000)).toBe(true);
+  });
+});

@@ -62,6 +62,7 @@ export function kafkaConfig(topics: TestTopics, overrides: Partial<KafkaConfig> 
     streaming: false,
     recordExecutions: true,
     partitions: 3,
+    maxResultBytes: 1_000_000,
     schemaRegistryUrl: undefined,
     ...overrides,
   };

@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       streaming: false,
       recordExecutions: true,
       partitions: 3,
+      maxResultBytes: 1_000_000,
       schemaRegistryUrl: undefined,
     });
     expect(config.redis.url).toBeUndefined();
@@ -59,6 +60,7 @@ describe('loadConfig', () => {
       KAFKA_STREAMING: 'yes',
       KAFKA_RECORD_EXECUTIONS: 'false',
       KAFKA_PARTITIONS: '12',
+      KAFKA_MAX_RESULT_BYTES: '2000000',
       SCHEMA_REGISTRY_URL: 'http://registry:8081',
       REDIS_URL: 'redis://127.0.0.1:6379',
       RULES_SESSION_MAX_FACTS: '50',
@@ -88,6 +90,7 @@ describe('loadConfig', () => {
       streaming: true,
       recordExecutions: false,
       partitions: 12,
+      maxResultBytes: 2_000_000,
       schemaRegistryUrl: 'http://registry:8081',
     });
     expect(config.redis.url).toBe('redis://127.0.0.1:6379');

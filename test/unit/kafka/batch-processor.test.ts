@@ -45,6 +45,31 @@ describe('BatchProcessor', () => {
     expect(run.results.map((record) => String(record.key))).toEqual(['k-10', 'k-11']);
   });
 
+  it('dead-letters, with its original bytes, a fact whose result is over the result size limit, and goes on', async () => {
+    const many = (fact: FactMessage): KafkaEvaluation => {
+      const count = Number(fact.facts.fired ?? 0);
+      return { ...evaluation(fact), fired_rules: Array.from({ length: count }, (_, i) => i + 1), actions: [] };
+    };
+    const small = await new BatchProcessor({ decoder: undefined, evaluate: many, maxUnexpectedAttempts: 3 }).process('facts', 0, [
+      message(1, { facts: { fired: 0 } }),
+    ]);
+    const limit = Buffer.byteLength(String(small.results[0]!.value)) + 'k-1'.length + 40;
+    const processor = new BatchProcessor({ decoder: undefined, evaluate: many, maxUnexpectedAttempts: 3, maxResultBytes: limit });
+    const inputs = [message(1, { facts: { fired: 2 } }), message(2, { facts: { fired: 500 } }), message(3, { facts: { fired: 3 } })];
+    const run = await processor.process('facts', 0, inputs);
+    expect(run.retry).toBeUndefined();
+    expect(run.lastHandledOffset).toBe('3');
+    expect(run.results.map((record) => resultOf(record).source)).toMatchObject([{ offset: '1' }, { offset: '3' }]);
+    expect(run.deadLetters).toHaveLength(1);
+    const dead = run.deadLetters[0]!;
+    expect(dead.value).toEqual(inputs[1]!.value);
+    expect(header(dead, 'error_code')).toBe('PAYLOAD_TOO_LARGE');
+    expect(header(dead, 'error_detail')).toMatch(
+      new RegExp(`over the ${limit}-byte limit for one result message \\(KAFKA_MAX_RESULT_BYTES\\)`),
+    );
+    expect(header(dead, 'source_offset')).toBe('2');
+  });
+
   it('dead-letters every poison message with its reason and goes on with the rest', async () => {
     const processor = new BatchProcessor({ decoder: undefined, evaluate: evaluation, maxUnexpectedAttempts: 3 });
     const run = await processor.process('facts', 2, [
