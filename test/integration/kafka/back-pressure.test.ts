@@ -4,13 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultMessage } from '../../../src/contracts/kafka-messages.ts';
 import {
   collect,
-  deleteTestTopics,
   eventually,
   type InProcessService,
   kafkaConfig,
   parse,
   produce,
   startInProcessService,
+  stopKafkaTest,
   testKafka,
   uniqueTopics,
 } from './support.ts';
@@ -45,13 +45,7 @@ describe('Kafka pipeline: back-pressure from the execution store', () => {
     expect(await eventually(() => service.pipeline.state().ready)).toBe(true);
   });
 
-  afterAll(async () => {
-    await service?.stop();
-    if (admin !== undefined) {
-      await deleteTestTopics(admin, topics);
-      await admin.disconnect();
-    }
-  });
+  afterAll(() => stopKafkaTest(service, admin, topics));
 
   it('evaluates nothing while the backlog is over the limit, then every fact once it drains below half', async () => {
     backlog = MAX_PENDING + 1;

@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultMessage } from '../../../src/contracts/kafka-messages.ts';
 import {
   collect,
-  deleteTestTopics,
   eventually,
   type InProcessService,
   kafkaConfig,
@@ -12,6 +11,7 @@ import {
   produce,
   type Received,
   startInProcessService,
+  stopKafkaTest,
   testKafka,
   uniqueTopics,
 } from './support.ts';
@@ -87,13 +87,7 @@ describe('Kafka pipeline: dead letters', () => {
     });
   });
 
-  afterAll(async () => {
-    await service?.stop();
-    if (admin !== undefined) {
-      await deleteTestTopics(admin, topics);
-      await admin.disconnect();
-    }
-  });
+  afterAll(() => stopKafkaTest(service, admin, topics));
 
   it('loses nothing: every good message has a result, every poison message a dead letter', () => {
     const results = received.filter((message) => message.topic === topics.results);
@@ -176,13 +170,7 @@ describe('Kafka pipeline: a result too large to publish', () => {
     });
   });
 
-  afterAll(async () => {
-    await service?.stop();
-    if (admin !== undefined) {
-      await deleteTestTopics(admin, topics);
-      await admin.disconnect();
-    }
-  });
+  afterAll(() => stopKafkaTest(service, admin, topics));
 
   it('dead-letters the fact whose result is over KAFKA_MAX_RESULT_BYTES and publishes the others', () => {
     const results = received.filter((message) => message.topic === topics.results);

@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultMessage } from '../../../src/contracts/kafka-messages.ts';
 import {
   collect,
-  deleteTestTopics,
   eventually,
   type InProcessService,
   kafkaConfig,
@@ -13,6 +12,7 @@ import {
   produce,
   type Received,
   startInProcessService,
+  stopKafkaTest,
   testKafka,
   uniqueTopics,
 } from './support.ts';
@@ -82,13 +82,7 @@ describe('Kafka pipeline: facts to results', () => {
     results = await collect(kafka, [topics.results], (received) => received.length >= N, { groupPrefix: topics.group, settleMs: 500 });
   });
 
-  afterAll(async () => {
-    await service?.stop();
-    if (admin !== undefined) {
-      await deleteTestTopics(admin, topics);
-      await admin.disconnect();
-    }
-  });
+  afterAll(() => stopKafkaTest(service, admin, topics));
 
   it('answers every fact with exactly one result', () => {
     const answered = results.map(
@@ -184,13 +178,7 @@ describe('Kafka pipeline with KAFKA_RECORD_EXECUTIONS=false', () => {
     });
   });
 
-  afterAll(async () => {
-    await service?.stop();
-    if (admin !== undefined) {
-      await deleteTestTopics(admin, topics);
-      await admin.disconnect();
-    }
-  });
+  afterAll(() => stopKafkaTest(service, admin, topics));
 
   it('still answers every fact, with a unique execution id that no execution record stands behind', async () => {
     expect(results).toHaveLength(20);

@@ -8,13 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultMessage } from '../../../src/contracts/kafka-messages.ts';
 import {
   collect,
-  deleteTestTopics,
   type InProcessService,
   kafkaConfig,
   parse,
   produce,
   type Received,
   startInProcessService,
+  stopKafkaTest,
   testKafka,
   testRegistryUrl,
   uniqueTopics,
@@ -124,13 +124,7 @@ describe('Kafka pipeline: schema registry', () => {
     });
   });
 
-  afterAll(async () => {
-    await service?.stop();
-    if (admin !== undefined) {
-      await deleteTestTopics(admin, topics);
-      await admin.disconnect();
-    }
-  });
+  afterAll(() => stopKafkaTest(service, admin, topics));
 
   const byCase = (name: string) => received.find((message) => message.headers.case === name);
 

@@ -93,6 +93,14 @@ export async function deleteTestTopics(admin: Admin, topics: TestTopics): Promis
   if (ours.length > 0) await admin.deleteGroups(ours).catch(() => undefined);
 }
 
+/** A test's teardown: the in-process service, then its topics and groups, then the admin; each may be missing after a failed setup. */
+export async function stopKafkaTest(service: InProcessService | undefined, admin: Admin | undefined, topics: TestTopics): Promise<void> {
+  await service?.stop();
+  if (admin === undefined) return;
+  await deleteTestTopics(admin, topics);
+  await admin.disconnect();
+}
+
 export async function produce(kafka: Kafka, topic: string, messages: Message[]): Promise<void> {
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
   await producer.connect();
