@@ -16,6 +16,7 @@ import type { ConditionNode } from '../src/contracts/condition-dsl.ts';
 import { RuleCatalog } from '../src/evaluation/rule-catalog.ts';
 import { buildApp } from '../src/http/app.ts';
 import { createLogger } from '../src/logger.ts';
+import { countStoredExecutions } from '../src/store/execution-batches.ts';
 import { openStore } from '../src/store/index.ts';
 import type { ExecutionRecord, RuleDraft, Store, StoredRule } from '../src/store/types.ts';
 import { mulberry32 } from './lib/prng.ts';
@@ -209,11 +210,7 @@ const median = (values: number[]): number => {
 async function countExecutions(dataDir: string, databaseUrl: string | undefined): Promise<number> {
   const store = await openStore({ dataDir, ...(databaseUrl === undefined ? {} : { databaseUrl }) });
   try {
-    const row = await store.db
-      .selectFrom('executions')
-      .select((eb) => eb.fn.countAll().as('n'))
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+    return await countStoredExecutions(store.db);
   } finally {
     await store.close();
   }

@@ -43,16 +43,15 @@ export interface RulesetsTable {
   updated_at: Timestamp;
 }
 
-export interface ExecutionsTable {
-  execution_id: string;
-  source: string;
-  domain: string | null;
-  facts: Json<unknown>;
-  fired_rules: Json<number[]>;
-  actions: Json<string[]>;
-  latency_ms: number;
-  revision: BigInt8;
-  created_at: Timestamp;
+/** Executions, a compressed batch per row (see execution-batches.ts). */
+export interface ExecutionBatchesTable {
+  batch_id: Generated<string | number>;
+  /** int8range of the 48-bit keys at the front of the batch's execution ids. */
+  id_keys: ColumnType<string, never, never>;
+  newest_at: Timestamp;
+  record_count: number;
+  /** The records' JSON array, deflate-compressed. */
+  records: ColumnType<Buffer | Uint8Array, never, never>;
 }
 
 export interface AuditLogTable {
@@ -78,7 +77,7 @@ export interface Database {
   rules: RulesTable;
   rule_versions: RuleVersionsTable;
   rulesets: RulesetsTable;
-  executions: ExecutionsTable;
+  execution_batches: ExecutionBatchesTable;
   audit_log: AuditLogTable;
   store_revision: StoreRevisionTable;
 }

@@ -1,13 +1,21 @@
-// Executions: recorded in memory at once, written to SQL in the background in multi-row batches; dropped only if unstorable.
+// Executions: recorded in memory at once, written to SQL in the background as compressed batches; dropped only if unstorable.
 import type { Kysely } from 'kysely';
 import { AppError } from '../errors.ts';
 import type { Database } from './database.ts';
-import { isRejectedData, withDatabase } from './database-errors.ts';
-import { insertExecutions, MAX_ROWS_PER_INSERT, toExecutionRecord } from './execution-rows.ts';
+import { withDatabase } from './database-errors.ts';
+import {
+  deleteBatchesOlderThan,
+  encodeBatch,
+  findInBatches,
+  insertBatch,
+  MAX_BATCH_CHARS,
+  MAX_RECORDS_PER_BATCH,
+  serializeExecution,
+} from './execution-batches.ts';
 import type { ExecutionRecord, ExecutionsRepository } from './types.ts';
 
 export interface ExecutionWriterOptions {
-  /** Pending records that trigger a write without waiting for the timer (capped at what one INSERT can carry). */
+  /** Pending records that trigger a write without waiting for the timer, and the most one batch holds (capped at 5,000). */
   batchSize: number;
   /** How often the background writer looks for pending records, in milliseconds. */
   flushMs: number;
@@ -18,8 +26,8 @@ export interface ExecutionWriterOptions {
 }
 
 const MAX_RETRY_DELAY_MS = 5_000;
-/** Retention deletes in slices so one run never holds a huge lock or transaction. */
-const DELETE_SLICE = 10_000;
+/** Retention deletes this many batches at a time so one run never holds a huge lock or transaction. */
+const DELETE_SLICE = 100;
 
 export function createExecutionsRepository(db: Kysely<Database>, options: ExecutionWriterOptions): ExecutionsRepository {
   return new BatchedExecutions(db, options);
@@ -42,7 +50,7 @@ class BatchedExecutions implements ExecutionsRepository {
   constructor(db: Kysely<Database>, options: ExecutionWriterOptions) {
     this.#db = db;
     this.#options = options;
-    this.#rowsPerInsert = Math.max(1, Math.min(options.batchSize, MAX_ROWS_PER_INSERT));
+    this.#rowsPerInsert = Math.max(1, Math.min(options.batchSize, MAX_RECORDS_PER_BATCH));
     this.#timer = setInterval(() => this.#writeInBackground(), options.flushMs);
     // The writer must never keep the process alive on its own; close() flushes what is left.
     this.#timer.unref();
@@ -71,10 +79,7 @@ class BatchedExecutions implements ExecutionsRepository {
   async get(id: string): Promise<ExecutionRecord | undefined> {
     const pending = this.#pending.get(id);
     if (pending !== undefined) return pending;
-    return withDatabase(async () => {
-      const row = await this.#db.selectFrom('executions').selectAll().where('execution_id', '=', id).executeTakeFirst();
-      return row === undefined ? undefined : toExecutionRecord(row);
-    });
+    return withDatabase(() => findInBatches(this.#db, id));
   }
 
   pendingCount(): number {
@@ -93,15 +98,9 @@ class BatchedExecutions implements ExecutionsRepository {
     return withDatabase(async () => {
       let deleted = 0;
       for (;;) {
-        const result = await this.#db
-          .deleteFrom('executions')
-          .where('execution_id', 'in', (eb) =>
-            eb.selectFrom('executions').select('execution_id').where('created_at', '<', cutoff).limit(DELETE_SLICE),
-          )
-          .executeTakeFirst();
-        const slice = Number(result.numDeletedRows);
-        deleted += slice;
-        if (slice < DELETE_SLICE) return deleted;
+        const { batches, records } = await deleteBatchesOlderThan(this.#db, cutoff, DELETE_SLICE);
+        deleted += records;
+        if (batches < DELETE_SLICE) return deleted;
       }
     });
   }
@@ -135,34 +134,30 @@ class BatchedExecutions implements ExecutionsRepository {
     return this.#writing;
   }
 
-  /** Writes a batch; when the database rejects its data, row by row, so one bad record cannot hold up the rest. */
-  async #insert(batch: ExecutionRecord[]): Promise<void> {
-    try {
-      await insertExecutions(this.#db, batch);
-    } catch (error) {
-      if (!isRejectedData(error)) throw error;
-      for (const execution of batch) {
-        try {
-          await insertExecutions(this.#db, [execution]);
-        } catch (rowError) {
-          if (!isRejectedData(rowError)) throw rowError;
-          // Retrying can never succeed (e.g. a NUL character jsonb refuses): report it and let it go.
-          this.#options.onError(
-            new AppError('VALIDATION_ERROR', `execution ${execution.execution_id} cannot be stored and was dropped`, { cause: rowError }),
-          );
-        }
-      }
-    }
-  }
-
   async #drain(): Promise<void> {
     while (this.#pending.size > 0) {
       const batch: ExecutionRecord[] = [];
+      const serialized: string[] = [];
+      let chars = 0;
       for (const execution of this.#pending.values()) {
+        let json: string;
+        try {
+          json = serializeExecution(execution);
+        } catch (error) {
+          // Retrying can never succeed (a cycle or a BigInt in the facts, an id that is not a UUID): report it and let it go.
+          this.#pending.delete(execution.execution_id);
+          this.#options.onError(
+            new AppError('VALIDATION_ERROR', `execution ${execution.execution_id} cannot be stored and was dropped`, { cause: error }),
+          );
+          continue;
+        }
         batch.push(execution);
-        if (batch.length === this.#rowsPerInsert) break;
+        serialized.push(json);
+        chars += json.length;
+        if (batch.length === this.#rowsPerInsert || chars >= MAX_BATCH_CHARS) break;
       }
-      await this.#insert(batch);
+      if (batch.length === 0) continue;
+      await insertBatch(this.#db, await encodeBatch(batch, serialized));
       for (const execution of batch) {
         // A record re-recorded under the same id while this batch was in flight stays pending for the next batch.
         if (this.#pending.get(execution.execution_id) === execution) this.#pending.delete(execution.execution_id);

@@ -1,7 +1,9 @@
 // Every migration, in order: a static list so the service needs no migrations folder on disk at run time.
 import type { Migration } from 'kysely/migration';
 import * as initial from './001-initial.ts';
+import * as executionBatches from './002-execution-batches.ts';
 
 export const migrations: Record<string, Migration> = {
   '001-initial': initial,
+  '002-execution-batches': executionBatches,
 };

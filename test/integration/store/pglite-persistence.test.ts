@@ -20,7 +20,7 @@ describe('PGlite in a data directory', () => {
     await first.rules.update(rule.id, { priority: 4 }, 'bob');
     const { value: ruleset } = await first.rulesets.create({ name: 'main', domain: 'default' }, 'alice');
     const execution: ExecutionRecord = {
-      execution_id: 'persisted-1',
+      execution_id: '018f3a2e-9c00-7000-8000-000000000001',
       source: 'kafka',
       domain: null,
       facts: { a: 1 },
@@ -42,7 +42,7 @@ describe('PGlite in a data directory', () => {
       expect((await second.rules.versions(rule.id))?.map((version) => version.actor)).toEqual(['alice', 'bob']);
       expect(await second.rulesets.get(ruleset.id)).toEqual(ruleset);
       expect(await second.rules.revision()).toBe(3);
-      expect(await second.executions.get('persisted-1')).toEqual(execution);
+      expect(await second.executions.get(execution.execution_id)).toEqual(execution);
       expect(await second.audit.verify()).toEqual({ valid: true, entries: 3 });
     } finally {
       await second.close();

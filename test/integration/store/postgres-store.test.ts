@@ -1,6 +1,12 @@
 // The store contract on real PostgreSQL, in a database created for this file and dropped after it.
-import { sql } from 'kysely';
+
+import { randomUUID } from 'node:crypto';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Migrator } from 'kysely/migration';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { newExecutionId } from '../../../src/evaluation/execution-id.ts';
+import { migrations } from '../../../src/store/migrations/index.ts';
 import { openStore } from '../../../src/store/open-store.ts';
 import { createTestDatabase, openTestStore } from '../../helpers/databases.ts';
 import { describeStoreContract } from './store-contract.ts';
@@ -18,12 +24,56 @@ describe('opening the store on PostgreSQL', () => {
       try {
         expect(await second.rules.get(rule.id)).toEqual(rule);
         expect(await second.rules.revision()).toBe(1);
-        const migrations = await sql<{ name: string }>`select name from kysely_migration`.execute(second.db);
-        expect(migrations.rows.map((row) => row.name)).toEqual(['001-initial']);
+        const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(second.db);
+        expect(applied.rows.map((row) => row.name)).toEqual(Object.keys(migrations));
       } finally {
         await second.close();
       }
       expect(await second.ping()).toBe(false);
+    } finally {
+      await database.drop();
+    }
+  });
+
+  it('moves the executions of a database made before batches into batches, readable as before', async () => {
+    const database = await createTestDatabase();
+    try {
+      const old = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url, max: 1 }) }) });
+      const rows = Array.from({ length: 1_234 }, (_, i) => ({
+        execution_id: i === 0 ? randomUUID() : newExecutionId(Date.UTC(2026, 0, 1) + i * 1_000),
+        source: i % 2 === 0 ? 'kafka' : 'http',
+        domain: i % 3 === 0 ? null : 'payments',
+        facts: { i, note: `fact ${i}` },
+        fired_rules: [i],
+        actions: ['review'],
+        latency_ms: i / 8,
+        revision: i,
+        created_at: new Date(Date.UTC(2026, 0, 1) + i * 1_000).toISOString(),
+      }));
+      try {
+        const migrator = new Migrator({
+          db: old,
+          provider: { getMigrations: async () => ({ '001-initial': migrations['001-initial']! }) },
+        });
+        expect((await migrator.migrateToLatest()).error).toBeUndefined();
+        await sql`
+          insert into executions select * from jsonb_populate_recordset(null::executions, ${JSON.stringify(rows)}::jsonb)
+        `.execute(old);
+      } finally {
+        await old.destroy();
+      }
+      const store = await openStore({ databaseUrl: database.url, dataDir: '' });
+      try {
+        for (const row of [rows[0]!, rows[1]!, rows[617]!, rows[1_233]!]) expect(await store.executions.get(row.execution_id)).toEqual(row);
+        const tables = await sql<{ name: string }>`select tablename as name from pg_tables where tablename like 'execution%'`.execute(
+          store.db,
+        );
+        expect(tables.rows.map((table) => table.name)).toEqual(['execution_batches']);
+        const { rows: counts } = await sql<{ n: string }>`select sum(record_count) as n from execution_batches`.execute(store.db);
+        expect(Number(counts[0]?.n)).toBe(1_234);
+      } finally {
+        await store.close();
+      }
     } finally {
       await database.drop();
     }

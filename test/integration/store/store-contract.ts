@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConditionNode } from '../../../src/contracts/condition-dsl.ts';
 import { AppError } from '../../../src/errors.ts';
+import { findInBatches, MAX_RECORDS_PER_BATCH, storedExecutions } from '../../../src/store/execution-batches.ts';
 import { createExecutionsRepository, type ExecutionWriterOptions } from '../../../src/store/executions-repository.ts';
 import type { SqlStore } from '../../../src/store/open-store.ts';
 import type { ExecutionRecord, RuleDraft } from '../../../src/store/types.ts';
@@ -53,6 +54,12 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
     });
 
     /** A separate executions writer on the same database, with its own options and collected errors. */
+    async function domainRecords(domain: string): Promise<ExecutionRecord[]> {
+      const found: ExecutionRecord[] = [];
+      for await (const record of storedExecutions(store.db)) if (record.domain === domain) found.push(record);
+      return found;
+    }
+
     function writer(options: Partial<ExecutionWriterOptions> = {}) {
       const errors: unknown[] = [];
       const repository = createExecutionsRepository(store.db, {
@@ -430,39 +437,40 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
         const recorded = execution();
         repository.record(recorded);
         expect(await repository.get(recorded.execution_id)).toEqual(recorded);
-        const stored = await store.db
-          .selectFrom('executions')
-          .select('execution_id')
-          .where('execution_id', '=', recorded.execution_id)
-          .execute();
-        expect(stored).toEqual([]);
+        expect(await findInBatches(store.db, recorded.execution_id)).toBeUndefined();
 
         expect(repository.pendingCount()).toBe(1);
         await repository.flush();
         expect(repository.pendingCount()).toBe(0);
+        expect(await findInBatches(store.db, recorded.execution_id)).toEqual(recorded);
         await repository.close();
         const fresh = writer().repository;
         expect(await fresh.get(recorded.execution_id)).toEqual(recorded);
         await fresh.close();
         expect(await store.executions.get(recorded.execution_id)).toEqual(recorded);
         expect(await store.executions.get(randomUUID())).toBeUndefined();
+        expect(await store.executions.get('not-a-uuid')).toBeUndefined();
       });
 
       it('writes 10,000 records in batches of bounded size', async () => {
         const domain = `bulk-${randomUUID()}`;
+        const fullBatches = async (): Promise<number> => {
+          const { rows } = await sql<{ n: string | number }>`
+            select count(*) as n from execution_batches where record_count = ${MAX_RECORDS_PER_BATCH}
+          `.execute(store.db);
+          return Number(rows[0]?.n);
+        };
+        const before = await fullBatches();
         const { repository, errors } = writer({ batchSize: 50_000, flushMs: 60_000 });
         const records = Array.from({ length: 10_000 }, (_, i) => execution({ domain, facts: { i }, fired_rules: [i] }));
         for (const record of records) repository.record(record);
         await repository.flush();
         await repository.close();
         expect(errors).toEqual([]);
-        const { count } = await store.db
-          .selectFrom('executions')
-          .select((eb) => eb.fn.countAll<string | number>().as('count'))
-          .where('domain', '=', domain)
-          .executeTakeFirstOrThrow();
-        expect(Number(count)).toBe(10_000);
+        expect(await fullBatches()).toBe(before + 2);
+        expect(await domainRecords(domain)).toHaveLength(10_000);
         expect(await store.executions.get(records[9_999]?.execution_id ?? '')).toEqual(records[9_999]);
+        expect(await store.executions.get(records[0]?.execution_id ?? '')).toEqual(records[0]);
       });
 
       it('writes in the background through the store with the default batch size', async () => {
@@ -470,47 +478,59 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
         const records = Array.from({ length: 1_200 }, () => execution({ domain }));
         for (const record of records) store.executions.record(record);
         await store.executions.flush();
-        const rows = await store.db.selectFrom('executions').select('execution_id').where('domain', '=', domain).execute();
-        expect(rows).toHaveLength(1_200);
+        expect((await domainRecords(domain)).map((record) => record.execution_id).sort()).toEqual(
+          records.map((record) => record.execution_id).sort(),
+        );
+      });
+
+      it('reads back the latest record of an id recorded again after its first write', async () => {
+        const first = execution({ fired_rules: [1] });
+        store.executions.record(first);
+        await store.executions.flush();
+        const again = { ...first, fired_rules: [1, 2], actions: ['review', 'block'] };
+        store.executions.record(again);
+        await store.executions.flush();
+        expect(await store.executions.get(first.execution_id)).toEqual(again);
       });
 
       it('keeps records through a failed write, reports it, and writes them once the database is back', async () => {
         const { repository, errors } = writer();
         const recorded = execution();
-        await sql`alter table executions rename to executions_parked`.execute(store.db);
+        await sql`alter table execution_batches rename to execution_batches_parked`.execute(store.db);
         try {
           repository.record(recorded);
-          await expect(repository.flush()).rejects.toThrow(/executions/);
+          await expect(repository.flush()).rejects.toThrow(/execution_batches/);
           expect(await repository.get(recorded.execution_id)).toEqual(recorded);
           await vi.waitFor(() => expect(errors.length).toBeGreaterThan(0), { timeout: 10_000 });
         } finally {
-          await sql`alter table executions_parked rename to executions`.execute(store.db);
+          await sql`alter table execution_batches_parked rename to execution_batches`.execute(store.db);
         }
         await repository.flush();
         await repository.close();
-        const rows = await store.db.selectFrom('executions').selectAll().where('execution_id', '=', recorded.execution_id).execute();
-        expect(rows).toHaveLength(1);
+        expect(await findInBatches(store.db, recorded.execution_id)).toEqual(recorded);
       });
 
-      it('drops only a record the database can never accept, and reports it', async () => {
+      it('stores any JSON the facts hold, and drops only a record that can never be stored, reporting it', async () => {
         const { repository, errors } = writer({ flushMs: 60_000 });
         const good = execution();
-        const poisoned = execution({ facts: { note: 'nul \u0000 inside' } });
+        // jsonb refuses a NUL character; the batch stores the JSON text, so such a fact is kept.
+        const withNul = execution({ facts: { note: 'nul \u0000 inside', emoji: '\u{1F600}', lone: '\uD800' } });
         const circular: Record<string, unknown> = {};
         circular.self = circular;
         const cyclic = execution({ facts: circular });
-        repository.record(good);
-        repository.record(poisoned);
-        repository.record(cyclic);
+        const big = execution({ facts: { n: 10n } });
+        const badId = execution({ execution_id: 'not-a-uuid' });
+        for (const record of [good, withNul, cyclic, big, badId]) repository.record(record);
         await repository.flush();
         await repository.close();
-        expect(errors).toHaveLength(2);
         expect(errors.map((error) => (error as AppError).message)).toEqual([
-          `execution ${poisoned.execution_id} cannot be stored and was dropped`,
           `execution ${cyclic.execution_id} cannot be stored and was dropped`,
+          `execution ${big.execution_id} cannot be stored and was dropped`,
+          'execution not-a-uuid cannot be stored and was dropped',
         ]);
         expect(await store.executions.get(good.execution_id)).toEqual(good);
-        expect(await store.executions.get(poisoned.execution_id)).toBeUndefined();
+        expect(await store.executions.get(withNul.execution_id)).toEqual(withNul);
+        expect(await store.executions.get(cyclic.execution_id)).toBeUndefined();
       });
 
       it('keeps accepting past the backlog warning, and warns once', async () => {
@@ -534,8 +554,10 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
 
       it('deletes executions older than the retention cutoff', async () => {
         const old = [1, 2, 3].map((day) => execution({ created_at: `2001-01-0${day}T00:00:00.000Z` }));
+        for (const record of old) store.executions.record(record);
+        await store.executions.flush();
         const recent = execution({ created_at: '2001-06-01T00:00:00.000Z' });
-        for (const record of [...old, recent]) store.executions.record(record);
+        store.executions.record(recent);
         await store.executions.flush();
         expect(await store.executions.deleteOlderThan(new Date('2001-03-01T00:00:00Z'))).toBe(3);
         for (const record of old) expect(await store.executions.get(record.execution_id)).toBeUndefined();
@@ -543,6 +565,18 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
         expect(await store.executions.deleteOlderThan(new Date('2001-03-01T00:00:00Z'))).toBe(0);
         const error = await rejection(store.executions.deleteOlderThan(new Date('garbage')));
         expect(error.code).toBe('VALIDATION_ERROR');
+      });
+
+      it('keeps a batch until its newest execution passes the cutoff', async () => {
+        const older = execution({ created_at: '1990-01-01T00:00:00.000Z' });
+        const newer = execution({ created_at: '1990-06-01T00:00:00.000Z' });
+        store.executions.record(older);
+        store.executions.record(newer);
+        await store.executions.flush();
+        expect(await store.executions.deleteOlderThan(new Date('1990-03-01T00:00:00Z'))).toBe(0);
+        expect(await store.executions.get(older.execution_id)).toEqual(older);
+        expect(await store.executions.deleteOlderThan(new Date('1990-07-01T00:00:00Z'))).toBe(2);
+        expect(await store.executions.get(newer.execution_id)).toBeUndefined();
       });
     });
 

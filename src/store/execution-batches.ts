@@ -1,0 +1,144 @@
+// Executions are stored as compressed batches: one row per written batch, found again through the time in each id.
+import { promisify } from 'node:util';
+import { constants, deflateRaw, inflateRaw } from 'node:zlib';
+import { type Kysely, sql } from 'kysely';
+import { AppError } from '../errors.ts';
+import type { Database } from './database.ts';
+import type { ExecutionRecord } from './types.ts';
+
+/** Bounds one batch's record count; a batch also closes once its JSON passes MAX_BATCH_CHARS. */
+export const MAX_RECORDS_PER_BATCH = 5_000;
+/** Bounds one batch's JSON (a recorded fact is at most the request body limit, so one record may exceed it alone). */
+export const MAX_BATCH_CHARS = 8 * 1024 * 1024;
+
+// zlib runs on the libuv thread pool: compressing never holds up requests on the event loop.
+const deflate = promisify(deflateRaw);
+const inflate = promisify(inflateRaw);
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The 48-bit number at the front of a UUID, by which batches are found: for the UUID v7 execution ids the Unix
+ * milliseconds of the evaluation. Undefined for anything that is not a UUID, which no batch can hold.
+ */
+export function executionIdKey(id: string): number | undefined {
+  if (!UUID.test(id)) return undefined;
+  return Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+}
+
+/** A batch ready to insert: the records' JSON array compressed, and what the lookups and retention need to know. */
+export interface EncodedBatch {
+  records: Buffer;
+  count: number;
+  minKey: number;
+  maxKey: number;
+  newestAt: string;
+}
+
+/** One record as the JSON text a batch holds, or the reason it can never be stored. */
+export function serializeExecution(execution: ExecutionRecord): string {
+  if (executionIdKey(execution.execution_id) === undefined) {
+    throw new AppError('VALIDATION_ERROR', `execution id "${execution.execution_id}" is not a UUID`);
+  }
+  if (Number.isNaN(Date.parse(execution.created_at))) {
+    throw new AppError('VALIDATION_ERROR', `execution ${execution.execution_id} has no valid created_at`);
+  }
+  try {
+    return JSON.stringify({
+      execution_id: execution.execution_id,
+      source: execution.source,
+      domain: execution.domain,
+      facts: execution.facts ?? null,
+      fired_rules: execution.fired_rules,
+      actions: execution.actions,
+      latency_ms: execution.latency_ms,
+      revision: execution.revision,
+      created_at: execution.created_at,
+    });
+  } catch (error) {
+    // A BigInt or a cycle in the facts.
+    throw new AppError('VALIDATION_ERROR', `execution ${execution.execution_id} is not JSON-serializable`, { cause: error });
+  }
+}
+
+/** Compresses serialized records (each from serializeExecution) into one batch. */
+export async function encodeBatch(records: readonly ExecutionRecord[], serialized: readonly string[]): Promise<EncodedBatch> {
+  if (records.length === 0 || records.length !== serialized.length) throw new RangeError('a batch needs one serialized record per record');
+  let minKey = Number.POSITIVE_INFINITY;
+  let maxKey = Number.NEGATIVE_INFINITY;
+  let newest = Number.NEGATIVE_INFINITY;
+  for (const record of records) {
+    const key = executionIdKey(record.execution_id) as number;
+    if (key < minKey) minKey = key;
+    if (key > maxKey) maxKey = key;
+    newest = Math.max(newest, Date.parse(record.created_at));
+  }
+  const compressed = await deflate(`[${serialized.join(',')}]`, { level: constants.Z_BEST_SPEED });
+  return { records: compressed, count: records.length, minKey, maxKey, newestAt: new Date(newest).toISOString() };
+}
+
+/** The records of a stored batch, in the order they were written. */
+export async function decodeBatch(records: Buffer): Promise<ExecutionRecord[]> {
+  const parsed: unknown = JSON.parse((await inflate(records)).toString('utf8'));
+  if (!Array.isArray(parsed)) throw new Error('a stored execution batch is not a JSON array');
+  return parsed as ExecutionRecord[];
+}
+
+/**
+ * Inserts one batch. The bytes travel as base64 text decoded by the database: PGlite's JavaScript bytea encoder is far
+ * slower than Buffer's native base64.
+ */
+export async function insertBatch(db: Kysely<Database>, batch: EncodedBatch): Promise<void> {
+  await sql`
+    insert into execution_batches (id_keys, newest_at, record_count, records)
+    values (int8range(${batch.minKey}, ${batch.maxKey}, '[]'), ${batch.newestAt}, ${batch.count}, decode(${batch.records.toString('base64')}, 'base64'))
+  `.execute(db);
+}
+
+/** The latest stored record with this id: a re-recorded id is in several batches, and the newest batch wins. */
+export async function findInBatches(db: Kysely<Database>, id: string): Promise<ExecutionRecord | undefined> {
+  const key = executionIdKey(id);
+  if (key === undefined) return undefined;
+  const { rows } = await sql<{ records: string }>`
+    select encode(records, 'base64') as records from execution_batches
+    where id_keys @> ${key}::bigint order by batch_id desc
+  `.execute(db);
+  for (const row of rows) {
+    const found = (await decodeBatch(Buffer.from(row.records, 'base64'))).find((record) => record.execution_id === id);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** Deletes up to `slice` batches whose newest record is older than the cutoff; returns the number of records deleted. */
+export async function deleteBatchesOlderThan(
+  db: Kysely<Database>,
+  cutoff: Date,
+  slice: number,
+): Promise<{ batches: number; records: number }> {
+  const { rows } = await sql<{ record_count: number }>`
+    delete from execution_batches where batch_id in (
+      select batch_id from execution_batches where newest_at < ${cutoff} order by batch_id limit ${slice}
+    ) returning record_count
+  `.execute(db);
+  return { batches: rows.length, records: rows.reduce((sum, row) => sum + Number(row.record_count), 0) };
+}
+
+/** Records stored across all batches (a re-recorded id counts once per batch holding it); for tooling and tests. */
+export async function countStoredExecutions(db: Kysely<Database>): Promise<number> {
+  const { rows } = await sql<{ n: string | number | null }>`select sum(record_count) as n from execution_batches`.execute(db);
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** Every stored record, batch by batch in write order; for tooling and tests. */
+export async function* storedExecutions(db: Kysely<Database>): AsyncGenerator<ExecutionRecord> {
+  let after = 0;
+  for (;;) {
+    const { rows } = await sql<{ batch_id: string | number; records: string }>`
+      select batch_id, encode(records, 'base64') as records from execution_batches where batch_id > ${after} order by batch_id limit 100
+    `.execute(db);
+    if (rows.length === 0) return;
+    for (const row of rows) yield* await decodeBatch(Buffer.from(row.records, 'base64'));
+    after = Number(rows[rows.length - 1]!.batch_id);
+  }
+}
