@@ -17,7 +17,7 @@ export interface OpenStoreOptions {
   databaseUrl?: string;
   /** Where PGlite keeps its files (created if missing); `memory://` keeps everything in memory. Ignored with databaseUrl. */
   dataDir: string;
-  /** Pending executions that trigger a write before the timer fires, and the most one INSERT carries. Default 500; PGlite 100. */
+  /** Pending executions that trigger a write before the timer fires, and the most one stored batch holds. Default 500. */
   executionBatchSize?: number;
   /** How often pending executions are written, in milliseconds. Default 50. */
   executionFlushMs?: number;
@@ -57,8 +57,7 @@ export async function openStore(options: OpenStoreOptions): Promise<SqlStore> {
   }
 
   const executions = createExecutionsRepository(db, {
-    // PGlite runs on this thread and blocks it for a whole INSERT (~40 µs a row): small batches keep requests flowing between them.
-    batchSize: options.executionBatchSize ?? (dialect === 'pglite' ? 100 : 500),
+    batchSize: options.executionBatchSize ?? 500,
     flushMs: options.executionFlushMs ?? 50,
     backlogWarning: options.executionBacklogWarning ?? 100_000,
     onError,
