@@ -1,8 +1,12 @@
 // Kafka throughput side by side: a kafkajs passthrough (consume, re-produce unchanged) against the evaluation pipeline
 // with 1,000 rules, on the same broker and the same preloaded facts; then end-to-end latency at a moderate fixed rate.
-// Usage: npm run bench:kafka [-- --messages 50000 --rounds 3 --rate 500 --seconds 10]. KAFKA_BROKERS picks a running broker,
-// else the local stack starts one; DATABASE_URL records executions in PostgreSQL instead of in-memory PGlite.
+// Usage: npm run bench:kafka [-- --messages 50000 --rounds 3 --rate 500 --seconds 10 --variants pglite,postgres,unrecorded
+// --cpu-profile DIR]. KAFKA_BROKERS picks a running broker, else the local stack starts one; DATABASE_URL records executions
+// in PostgreSQL instead of in-memory PGlite. --cpu-profile writes one .cpuprofile per timed contender and round.
 import { randomUUID } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Admin, type EachBatchPayload, Kafka, logLevel, Partitioners } from 'kafkajs';
 import pg from 'pg';
@@ -24,8 +28,12 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '10' },
     partitions: { type: 'string', default: '3' },
     rounds: { type: 'string', default: '3' },
+    variants: { type: 'string', default: 'pglite,postgres,unrecorded' },
+    'cpu-profile': { type: 'string' },
   },
 });
+const VARIANTS = new Set(args.variants.split(',').map((name) => name.trim()));
+const PROFILE_DIR = args['cpu-profile'];
 const MESSAGES = Number(args.messages);
 const RULES = Number(args.rules);
 const RATE = Number(args.rate);
@@ -168,6 +176,23 @@ async function passthrough(kafka: Kafka, admin: Admin, from: string, to: string)
   return rate;
 }
 
+/** Runs `work` under the V8 CPU profiler when --cpu-profile is given, writing DIR/<name>.cpuprofile. */
+async function profiled<T>(name: string, work: () => Promise<T>): Promise<T> {
+  if (PROFILE_DIR === undefined) return work();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await work();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    await mkdir(PROFILE_DIR, { recursive: true });
+    await writeFile(join(PROFILE_DIR, `${name}.cpuprofile`), JSON.stringify(profile));
+  }
+}
+
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
@@ -284,8 +309,11 @@ async function main(): Promise<void> {
     await createRules(pglite);
     const pgliteCatalog = await RuleCatalog.open({ rules: pglite.rules });
     const pgliteEvaluator = new Evaluator({ catalog: pgliteCatalog, executions: pglite.executions });
-    const variants: Variant[] = [{ label: 'PGlite executions', evaluator: pgliteEvaluator, drain: () => pglite.executions.flush() }];
-    const database = await freshPostgres(id);
+    const variants: Variant[] = [];
+    if (VARIANTS.has('pglite')) {
+      variants.push({ label: 'PGlite executions', evaluator: pgliteEvaluator, drain: () => pglite.executions.flush() });
+    }
+    const database = VARIANTS.has('postgres') ? await freshPostgres(id) : undefined;
     if (database !== undefined) {
       const postgres = await openStore({ dataDir: '', databaseUrl: database.url });
       cleanups.push(async () => {
@@ -301,12 +329,14 @@ async function main(): Promise<void> {
       });
     }
     // KAFKA_RECORD_EXECUTIONS=false: the results topic is the only record, which shows what the store costs.
-    variants.push({
-      label: 'executions not recorded (KAFKA_RECORD_EXECUTIONS=false)',
-      evaluator: pgliteEvaluator,
-      drain: () => pglite.executions.flush(),
-      recordExecutions: false,
-    });
+    if (VARIANTS.has('unrecorded')) {
+      variants.push({
+        label: 'executions not recorded (KAFKA_RECORD_EXECUTIONS=false)',
+        evaluator: pgliteEvaluator,
+        drain: () => pglite.executions.flush(),
+        recordExecutions: false,
+      });
+    }
 
     const next = mulberry32(42);
     const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
@@ -346,11 +376,13 @@ async function main(): Promise<void> {
     const runs = variants.map(() => [] as Measured[]);
     const shares = variants.map(() => [] as number[]);
     for (let round = 1; round <= ROUNDS; round++) {
-      const baseline = await passthrough(kafka, admin, topics.facts, topics.passthrough);
+      const baseline = await profiled(`passthrough-r${round}`, () => passthrough(kafka, admin, topics.facts, topics.passthrough));
       passthroughRuns.push(baseline);
       const line = [`round ${round}: passthrough ${baseline.rate.toFixed(0)} msg/s`];
       for (const [index, variant] of variants.entries()) {
-        const measured = await pipelineRate(admin, { ...base, groupId: `${base.groupId}-r${round}` }, variant, topics.changelog);
+        const measured = await profiled(`pipeline-${variant.label.replaceAll(/\W+/g, '-')}-r${round}`, () =>
+          pipelineRate(admin, { ...base, groupId: `${base.groupId}-r${round}` }, variant, topics.changelog),
+        );
         runs[index]!.push(measured);
         shares[index]!.push(measured.rate / baseline.rate);
         line.push(`${variant.label} ${measured.rate.toFixed(0)} (${((100 * measured.rate) / baseline.rate).toFixed(0)}%)`);
