@@ -1,6 +1,6 @@
 // Writes a processed run's results and dead letters, then records the input position: the delivery contract lives here.
 import type { Kafka, Message, Producer, TopicMessages } from 'kafkajs';
-import { Partitioners } from 'kafkajs';
+import { fastDefaultPartitioner } from './partitioner.ts';
 
 export interface Delivery {
   topic: string;
@@ -35,13 +35,16 @@ export function topicMessages(topics: OutputTopics, delivery: Delivery): TopicMe
   return batches;
 }
 
-/** Producer settings shared by both modes: idempotent with one request in flight, so broker retries neither duplicate nor reorder. */
+/**
+ * Producer settings shared by both modes: idempotent with one request in flight, so broker retries neither duplicate nor
+ * reorder; results land on the partition kafkajs's DefaultPartitioner (the Java client's) picks for their key.
+ */
 export function orderedProducer(kafka: Kafka, transactionalId?: string): Producer {
   return kafka.producer({
     idempotent: true,
     maxInFlightRequests: 1,
     allowAutoTopicCreation: false,
-    createPartitioner: Partitioners.DefaultPartitioner,
+    createPartitioner: fastDefaultPartitioner,
     ...(transactionalId === undefined ? {} : { transactionalId }),
   });
 }
