@@ -10,7 +10,8 @@ import {
   insertBatch,
   MAX_BATCH_CHARS,
   MAX_RECORDS_PER_BATCH,
-  serializeExecution,
+  type PreparedExecution,
+  prepareExecution,
 } from './execution-batches.ts';
 import type { ExecutionRecord, ExecutionsRepository } from './types.ts';
 
@@ -137,12 +138,12 @@ class BatchedExecutions implements ExecutionsRepository {
   async #drain(): Promise<void> {
     while (this.#pending.size > 0) {
       const batch: ExecutionRecord[] = [];
-      const serialized: string[] = [];
+      const prepared: PreparedExecution[] = [];
       let chars = 0;
       for (const execution of this.#pending.values()) {
-        let json: string;
+        let record: PreparedExecution;
         try {
-          json = serializeExecution(execution);
+          record = prepareExecution(execution);
         } catch (error) {
           // Retrying can never succeed (a cycle or a BigInt in the facts, an id that is not a UUID): report it and let it go.
           this.#pending.delete(execution.execution_id);
@@ -152,12 +153,12 @@ class BatchedExecutions implements ExecutionsRepository {
           continue;
         }
         batch.push(execution);
-        serialized.push(json);
-        chars += json.length;
+        prepared.push(record);
+        chars += record.json.length;
         if (batch.length === this.#rowsPerInsert || chars >= MAX_BATCH_CHARS) break;
       }
       if (batch.length === 0) continue;
-      await insertBatch(this.#db, await encodeBatch(batch, serialized));
+      await insertBatch(this.#db, await encodeBatch(prepared));
       for (const execution of batch) {
         // A record re-recorded under the same id while this batch was in flight stays pending for the next batch.
         if (this.#pending.get(execution.execution_id) === execution) this.#pending.delete(execution.execution_id);

@@ -1,0 +1,93 @@
+// The key that finds an execution's batch, and a batch's round trip through compression.
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { newExecutionId } from '../../../src/evaluation/execution-id.ts';
+import { decodeBatch, encodeBatch, executionIdKey, prepareExecution } from '../../../src/store/execution-batches.ts';
+import type { ExecutionRecord } from '../../../src/store/types.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function execution(overrides: Partial<ExecutionRecord> = {}): ExecutionRecord {
+  return {
+    execution_id: newExecutionId(),
+    source: 'kafka',
+    domain: null,
+    facts: { amount: 12 },
+    fired_rules: [1],
+    actions: ['flag'],
+    latency_ms: 0.5,
+    revision: 4,
+    created_at: '2026-01-01T00:00:00.000Z',
+    ...overrides,
+  };
+}
+
+describe('executionIdKey', () => {
+  it('is the Unix milliseconds of a UUID v7 execution id', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 48 - 1 }), (ms) => {
+        expect(executionIdKey(newExecutionId(ms))).toBe(ms);
+      }),
+    );
+  });
+
+  it('takes the first 48 bits of any UUID, in either case', () => {
+    const id = randomUUID();
+    const expected = Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+    expect(executionIdKey(id)).toBe(expected);
+    expect(executionIdKey(id.toUpperCase())).toBe(expected);
+  });
+
+  it('is undefined for exactly the strings that are not UUIDs', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.string({ minLength: 36, maxLength: 36 }),
+          fc.uuid().map((id) => id.replace(/[0-9a-f]/, (c) => String.fromCharCode(c.charCodeAt(0) - 0x20))),
+          fc.uuid(),
+        ),
+        (candidate) => {
+          expect(executionIdKey(candidate) === undefined).toBe(!UUID.test(candidate));
+        },
+      ),
+    );
+    for (const bad of [
+      '',
+      'persisted-1',
+      `${randomUUID()}0`,
+      randomUUID().replaceAll('-', '_'),
+      '0000000\u0010-0000-7000-8000-000000000000',
+    ]) {
+      expect(executionIdKey(bad), bad).toBeUndefined();
+    }
+  });
+});
+
+describe('prepareExecution', () => {
+  it('refuses what can never be stored, naming the execution', () => {
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    expect(() => prepareExecution(execution({ execution_id: 'x' }))).toThrow('execution id "x" is not a UUID');
+    expect(() => prepareExecution(execution({ facts: circular }))).toThrow(/is not JSON-serializable/);
+    expect(() => prepareExecution(execution({ facts: { n: 1n } }))).toThrow(/is not JSON-serializable/);
+    expect(() => prepareExecution(execution({ created_at: 'yesterday' }))).toThrow(/has no valid created_at/);
+  });
+});
+
+describe('encodeBatch and decodeBatch', () => {
+  it('round-trip the records and report their key range and newest time', async () => {
+    const records = [
+      execution({ execution_id: newExecutionId(5_000), created_at: '2026-01-02T00:00:00.000Z' }),
+      execution({ execution_id: newExecutionId(1_000), created_at: '2026-01-03T00:00:00.000Z', facts: { text: 'nul \u0000, 😀' } }),
+      execution({ execution_id: newExecutionId(9_000), created_at: '2026-01-01T00:00:00.000Z', domain: 'payments' }),
+    ];
+    const batch = await encodeBatch(records.map(prepareExecution));
+    expect(batch).toMatchObject({ count: 3, minKey: 1_000, maxKey: 9_000, newestAt: '2026-01-03T00:00:00.000Z' });
+    expect(await decodeBatch(batch.records)).toEqual(records);
+  });
+
+  it('refuses an empty batch', async () => {
+    await expect(encodeBatch([])).rejects.toThrow(RangeError);
+  });
+});
