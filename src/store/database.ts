@@ -50,7 +50,7 @@ export interface ExecutionBatchesTable {
   id_keys: ColumnType<string, never, never>;
   newest_at: Timestamp;
   record_count: number;
-  /** The records' JSON array, deflate-compressed. */
+  /** The records' JSON array, Brotli-compressed. */
   records: ColumnType<Buffer | Uint8Array, never, never>;
 }
 
