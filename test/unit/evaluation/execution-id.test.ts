@@ -19,4 +19,12 @@ describe('newExecutionId', () => {
     const ids = new Set(Array.from({ length: 10_000 }, () => newExecutionId(5_000)));
     expect(ids.size).toBe(10_000);
   });
+
+  it('draws every random digit afresh, past refills of its random pool', () => {
+    const ids = Array.from({ length: 2_000 }, () => newExecutionId(5_000));
+    for (const position of [15, 16, 17, 19, 20, 21, 22, 24, 30, 35]) {
+      expect(new Set(ids.map((id) => id[position])).size, `position ${position}`).toBeGreaterThan(position === 19 ? 3 : 12);
+    }
+    expect(new Set(ids.map((id) => id.slice(0, 14))).size).toBe(1);
+  });
 });
