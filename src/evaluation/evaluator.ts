@@ -6,6 +6,8 @@ import type { ExecutionRecord, ExecutionsRepository } from '../store/types.ts';
 import { newExecutionId } from './execution-id.ts';
 
 export type Facts = Record<string, unknown>;
+
+const ALL_DOMAINS = Object.freeze({});
 export type ExecutionSource = ExecutionRecord['source'];
 
 export interface EvaluationOutcome extends EvaluationResult {
@@ -69,7 +71,7 @@ export class Evaluator {
   }
 
   #run(engine: RuleEngine, facts: Facts, domain: string | undefined, source: ExecutionSource, record: boolean): EvaluationOutcome {
-    const result = engine.evaluate(facts, domain === undefined ? {} : { domain });
+    const result = engine.evaluate(facts, domain === undefined ? ALL_DOMAINS : { domain });
     const now = Date.now();
     const outcome: EvaluationOutcome = {
       execution_id: newExecutionId(now),
@@ -79,8 +81,13 @@ export class Evaluator {
       revision: engine.revision,
     };
     if (record) {
+      // Written out rather than spread from outcome: a literal of known shape is cheaper on every request.
       this.#options.executions.record({
-        ...outcome,
+        execution_id: outcome.execution_id,
+        fired_rules: outcome.fired_rules,
+        actions: outcome.actions,
+        latency_ms: outcome.latency_ms,
+        revision: outcome.revision,
         source,
         domain: domain ?? null,
         facts,
