@@ -51,8 +51,12 @@ export function inspectJson(root: unknown, maxDepth: number, checkKeys: boolean)
   return undefined;
 }
 
-/** True when a JSON value nests deeper than limit levels (the outermost object or array is level 1); never recurses. */
+const MAX_RECURSIVE_DEPTH_LIMIT = 1_000;
+
+/** True when a JSON value nests deeper than limit levels (the outermost object or array is level 1); never overflows the stack. */
 export function jsonDepthExceeds(root: unknown, limit: number): boolean {
+  // Recursion stops after limit levels, so it is safe for small limits and several times faster than an explicit stack.
+  if (limit <= MAX_RECURSIVE_DEPTH_LIMIT) return nestsDeeper(root, limit);
   const stack: { value: unknown; depth: number }[] = [{ value: root, depth: 1 }];
   while (stack.length > 0) {
     const { value, depth } = stack.pop()!;
@@ -61,6 +65,17 @@ export function jsonDepthExceeds(root: unknown, limit: number): boolean {
     for (const child of Array.isArray(value) ? value : Object.values(value)) {
       if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: depth + 1 });
     }
+  }
+  return false;
+}
+
+function nestsDeeper(value: unknown, levelsLeft: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (levelsLeft < 1) return true;
+  const children = Array.isArray(value) ? value : Object.values(value);
+  for (let index = 0; index < children.length; index++) {
+    const child: unknown = children[index];
+    if (typeof child === 'object' && child !== null && nestsDeeper(child, levelsLeft - 1)) return true;
   }
   return false;
 }

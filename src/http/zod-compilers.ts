@@ -19,13 +19,31 @@ export function formatPath(root: string, path: readonly PropertyKey[]): string {
   return text;
 }
 
+/**
+ * True only for input the schema accepts and would return unchanged (deep-equal); false says nothing, the schema decides.
+ * Called with parsed JSON only.
+ */
+export type FastAccept = (data: unknown) => boolean;
+
+const fastAccepts = new WeakMap<z.ZodType, FastAccept>();
+
+/** Lets a hot route skip zod for its common input; everything else, and every error message, still comes from the schema. */
+export function withFastAccept<T extends z.ZodType>(schema: T, accept: FastAccept): T {
+  fastAccepts.set(schema, accept);
+  return schema;
+}
+
 export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema, httpPart }) => {
   const part = PART_NAMES[httpPart ?? 'body'] ?? 'body';
-  return (data: unknown) => {
+  const validate = (data: unknown) => {
     const result = schema.safeParse(data);
     if (result.success) return { value: result.data };
     return { error: new AppError('VALIDATION_ERROR', describeIssues(result.error.issues, part)) };
   };
+  const accept = fastAccepts.get(schema);
+  if (accept === undefined) return validate;
+  // Fastify keeps the request part as it is when a validator returns true.
+  return (data: unknown) => accept(data) || validate(data);
 };
 
 /** Replies are built by typed handlers, so they are written as they are; the zod response schemas document them. */

@@ -2,14 +2,35 @@
 import { z } from 'zod';
 import { evaluationResultSchema, explanationSchema, validationResultSchema } from '../../contracts/evaluation.ts';
 import { ruleFieldSchemas } from '../../contracts/rule.ts';
-import { components, conditionDslField, domainField, factsSchema, idField, timestampField } from './common.ts';
+import { withFastAccept } from '../zod-compilers.ts';
+import {
+  components,
+  conditionDslField,
+  domainField,
+  factsSchema,
+  idField,
+  isCommonDomain,
+  isCommonFacts,
+  timestampField,
+} from './common.ts';
 
 /** Most rules one simulate or validate request may carry. */
 export const MAX_INLINE_RULES = 1_000;
 
-export const evaluateBody = z
-  .strictObject({ facts: factsSchema, domain: domainField.optional() })
-  .register(components, { id: 'EvaluateRequest' });
+export const evaluateBody = withFastAccept(
+  z.strictObject({ facts: factsSchema, domain: domainField.optional() }).register(components, { id: 'EvaluateRequest' }),
+  isCommonEvaluateBody,
+);
+
+/** True for an evaluate body the schema accepts unchanged; the hot path skips zod for it. For parsed JSON only. */
+export function isCommonEvaluateBody(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  for (const key in body) {
+    if (key !== 'facts' && key !== 'domain') return false;
+  }
+  const { facts, domain } = body as { facts?: unknown; domain?: unknown };
+  return (domain === undefined || isCommonDomain(domain)) && isCommonFacts(facts);
+}
 
 export const evaluationOutcomeSchema = evaluationResultSchema
   .extend({

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/errors.ts';
 import { inspectJson, jsonDepthExceeds, MAX_BODY_DEPTH, parseJsonBody } from '../../../src/http/json-body.ts';
@@ -65,6 +66,26 @@ describe('jsonDepthExceeds', () => {
     [[[], [[]]], 2, true],
   ])('%j deeper than %d: %s', (value, limit, expected) => {
     expect(jsonDepthExceeds(value, limit)).toBe(expected);
+  });
+
+  it('agrees with counting the levels', () => {
+    const levels = (value: unknown): number =>
+      typeof value !== 'object' || value === null
+        ? 0
+        : 1 + Math.max(0, ...(Array.isArray(value) ? value : Object.values(value)).map(levels));
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 6 }), fc.integer({ min: 0, max: 8 }), (value, limit) => {
+        expect(jsonDepthExceeds(value, limit)).toBe(levels(value) > limit);
+      }),
+    );
+  });
+
+  it("measures nesting far past the recursive walk's limits without overflowing the stack", () => {
+    let value: unknown[] = [];
+    for (let level = 1; level < 300_000; level++) value = [value];
+    expect(jsonDepthExceeds(value, 300_000)).toBe(false);
+    expect(jsonDepthExceeds(value, 299_999)).toBe(true);
+    expect(jsonDepthExceeds(value, 128)).toBe(true);
   });
 });
 
