@@ -15,6 +15,7 @@ import { registerAuth } from './auth.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { registerJsonBody } from './json-body.ts';
 import { registerOpenApi } from './openapi.ts';
+import { LazyRequestLogger } from './request-logger.ts';
 import { registerRequestMetrics } from './request-metrics.ts';
 import { healthRoutes } from './routes/health.ts';
 import { auditRoutes } from './routes/v1/audit.ts';
@@ -76,6 +77,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     loggerInstance,
     // One line per request costs more than an evaluation; failures are logged by the error handler instead.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: (logger, bindings, options) => new LazyRequestLogger(logger, bindings, options),
     bodyLimit: config.bodyLimit,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
