@@ -1,6 +1,6 @@
 // API keys and scopes: who may call which route. Keys are compared as SHA-256 digests in constant time.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKey, ApiScope } from '../config.ts';
 import { AppError } from '../errors.ts';
 
@@ -66,42 +66,41 @@ export function requiredScope(request: FastifyRequest): RouteScope | 'authentica
   return request.routeOptions.config.scope ?? 'admin';
 }
 
-/** Authentication on (keys given) or off (null: everyone is "anonymous" with every right). */
-export function registerAuth(app: FastifyInstance, keys: readonly ApiKey[] | null): void {
+/** Decides one request: sets its principal, or returns the error that refuses it. */
+export type Authenticate = (request: FastifyRequest, reply: FastifyReply) => AppError | undefined;
+
+const anonymous: Authenticate = (request) => {
+  request.principal = ANONYMOUS;
+  return undefined;
+};
+
+/**
+ * Authentication on (keys given) or off (null: everyone is "anonymous" with every right). The caller runs the returned
+ * function from its onRequest hook, so shutdown and authentication share one hook per request.
+ */
+export function registerAuth(app: FastifyInstance, keys: readonly ApiKey[] | null): Authenticate {
   app.decorateRequest('principal', null as unknown as Principal);
-  // Callback hooks: this runs on every request, and a promise per request is measurable at full load.
-  if (keys === null) {
-    app.addHook('onRequest', (request, _reply, done) => {
-      request.principal = ANONYMOUS;
-      done();
-    });
-    return;
-  }
+  if (keys === null) return anonymous;
   const verifier = new ApiKeyVerifier(keys);
-  app.addHook('onRequest', (request, reply, done) => {
+  return (request, reply) => {
     const needed = requiredScope(request);
     if (needed === 'public') {
       request.principal = ANONYMOUS;
-      done();
-      return;
+      return undefined;
     }
     const key = presentedKey(request);
     const principal = key === undefined ? undefined : verifier.identify(key);
     if (principal === undefined) {
       reply.header('www-authenticate', 'Bearer');
-      done(
-        new AppError(
-          'UNAUTHORIZED',
-          key === undefined ? 'Send an API key as Authorization: Bearer <key> or X-API-Key.' : 'The API key is not valid.',
-        ),
+      return new AppError(
+        'UNAUTHORIZED',
+        key === undefined ? 'Send an API key as Authorization: Bearer <key> or X-API-Key.' : 'The API key is not valid.',
       );
-      return;
     }
     if (needed !== 'authenticated' && !allows(principal, needed)) {
-      done(new AppError('FORBIDDEN', `The key "${principal.name}" has scope ${principal.scope}; this operation needs ${needed}.`));
-      return;
+      return new AppError('FORBIDDEN', `The key "${principal.name}" has scope ${principal.scope}; this operation needs ${needed}.`);
     }
     request.principal = principal;
-    done();
-  });
+    return undefined;
+  };
 }
