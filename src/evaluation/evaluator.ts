@@ -8,6 +8,24 @@ import { newExecutionId } from './execution-id.ts';
 export type Facts = Record<string, unknown>;
 
 const ALL_DOMAINS = Object.freeze({});
+
+const MILLIS = Array.from({ length: 1_000 }, (_, ms) => `${String(ms).padStart(3, '0')}Z`);
+// Timestamps of one second share their date and time: formatting a Date costs more than an evaluation's bookkeeping.
+let secondStart = Number.NaN;
+let secondPrefix = '';
+
+/** `new Date(ms).toISOString()` for a whole number of milliseconds, formatting the date once per second. */
+export function isoTimestamp(ms: number): string {
+  const millis = ms % 1_000;
+  if (!(millis >= 0) || !Number.isInteger(millis)) return new Date(ms).toISOString();
+  const second = ms - millis;
+  if (second !== secondStart) {
+    secondStart = second;
+    // "2025-01-31T12:00:00.000Z" without "000Z".
+    secondPrefix = new Date(second).toISOString().slice(0, -4);
+  }
+  return secondPrefix + MILLIS[millis];
+}
 export type ExecutionSource = ExecutionRecord['source'];
 
 export interface EvaluationOutcome extends EvaluationResult {
@@ -37,9 +55,6 @@ export interface EvaluateOptions {
 export class Evaluator {
   readonly #options: EvaluatorOptions;
   readonly #sliceSize: number;
-  // Executions recorded in the same millisecond share one formatted timestamp.
-  #stampMs = -1;
-  #stamp = '';
 
   constructor(options: EvaluatorOptions) {
     this.#options = options;
@@ -60,14 +75,6 @@ export class Evaluator {
       results[index] = this.#run(engine, facts[index]!, options.domain, 'bulk', true);
     }
     return results;
-  }
-
-  #timestamp(ms: number): string {
-    if (ms !== this.#stampMs) {
-      this.#stampMs = ms;
-      this.#stamp = new Date(ms).toISOString();
-    }
-    return this.#stamp;
   }
 
   #run(engine: RuleEngine, facts: Facts, domain: string | undefined, source: ExecutionSource, record: boolean): EvaluationOutcome {
@@ -91,7 +98,7 @@ export class Evaluator {
         source,
         domain: domain ?? null,
         facts,
-        created_at: this.#timestamp(now),
+        created_at: isoTimestamp(now),
       });
     }
     this.#options.observer?.(source, result);

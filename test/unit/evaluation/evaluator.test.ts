@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RuleEngine } from '../../../src/engine/index.ts';
-import { Evaluator } from '../../../src/evaluation/evaluator.ts';
+import { Evaluator, isoTimestamp } from '../../../src/evaluation/evaluator.ts';
 import type { ExecutionRecord } from '../../../src/store/types.ts';
 
 const engine = RuleEngine.compile(
@@ -72,5 +73,24 @@ describe('Evaluator', () => {
     expect(outcomes.map((outcome) => outcome.fired_rules)).toEqual(facts.map((fact) => (fact.amount > 100 ? [1] : [])));
     expect(new Set(outcomes.map((outcome) => outcome.execution_id)).size).toBe(10);
     expect(recorded.map((record) => [record.source, record.facts])).toEqual(facts.map((fact) => ['bulk', fact]));
+  });
+});
+
+describe('isoTimestamp', () => {
+  it('formats like Date#toISOString, whichever second came before', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.integer({ min: -1e13, max: 8.64e15 }), fc.integer({ min: 1_700_000_000_000, max: 1_700_000_002_000 })), {
+          minLength: 1,
+        }),
+        (times) => {
+          for (const ms of times) expect(isoTimestamp(ms)).toBe(new Date(ms).toISOString());
+        },
+      ),
+    );
+  });
+
+  it('formats fractions of a millisecond like Date#toISOString', () => {
+    expect(isoTimestamp(1_700_000_000_123.75)).toBe(new Date(1_700_000_000_123.75).toISOString());
   });
 });
