@@ -57,40 +57,37 @@ export class BatchProcessor {
   }
 
   async process(topic: string, partition: number, messages: readonly InputMessage[]): Promise<ProcessedRun> {
+    const count = messages.length;
     // JSON facts decode synchronously; only registry lookups leave promises to wait for.
-    const pending = messages.map((message) => this.#decode(message));
-    const decoded = pending.some((item) => item instanceof Promise) ? await Promise.all(pending) : (pending as Decoded[]);
+    let decoded: (Decoded | Promise<Decoded>)[] = new Array(count);
+    let decodePending = false;
+    for (let index = 0; index < count; index++) {
+      const item = this.#decode(messages[index]!);
+      decoded[index] = item;
+      if (item instanceof Promise) decodePending = true;
+    }
+    if (decodePending) decoded = await Promise.all(decoded);
     const applied = this.#applied.get(`${topic}/${partition}`);
+    const sessions = this.#options.sessions;
+    const sources: SourcePosition[] = new Array(count);
     // Session writes to one session run one after another in offset order; a write that must be retried holds back the rest.
     const lanes = new Map<string, Promise<boolean>>();
-    const evaluated = messages.map((message, index): Outcome | Promise<Outcome> => {
-      const cached = applied?.get(message.offset);
-      if (cached !== undefined) return cached;
-      const item = decoded[index]!;
-      if (!item.ok) return item;
-      const source: SourcePosition = { topic, partition, offset: message.offset };
-      let work: SessionWork | undefined;
-      try {
-        work = this.#options.sessions?.(item.fact, { key: message.key, source });
-      } catch (error) {
-        return failed(error);
-      }
-      if (work === undefined) return this.#evaluateFact(item.fact);
-      const sessionWork = work;
-      const previous = lanes.get(sessionWork.lane) ?? Promise.resolve(true);
-      const outcome = previous.then((go) => (go ? this.#write(sessionWork, source) : held()));
-      lanes.set(
-        sessionWork.lane,
-        outcome.then((done) => done.ok || (done.held !== true && !this.#mustRetry(done.error, source))),
-      );
-      return outcome;
-    });
-    const outcomes = evaluated.some((outcome) => outcome instanceof Promise) ? await Promise.all(evaluated) : (evaluated as Outcome[]);
-    const run: ProcessedRun = { results: [], deadLetters: [], lastHandledOffset: undefined, retry: undefined };
-    for (const [index, outcome] of outcomes.entries()) {
+    let outcomes: (Outcome | Promise<Outcome>)[] = new Array(count);
+    let outcomePending = false;
+    for (let index = 0; index < count; index++) {
       const message = messages[index]!;
       const source: SourcePosition = { topic, partition, offset: message.offset };
-      const key = attemptKey(source);
+      sources[index] = source;
+      const outcome = this.#outcome(message, decoded[index] as Decoded, source, applied, sessions, lanes);
+      outcomes[index] = outcome;
+      if (outcome instanceof Promise) outcomePending = true;
+    }
+    if (outcomePending) outcomes = await Promise.all(outcomes);
+    const run: ProcessedRun = { results: [], deadLetters: [], lastHandledOffset: undefined, retry: undefined };
+    for (let index = 0; index < count; index++) {
+      const outcome = outcomes[index] as Outcome;
+      const message = messages[index]!;
+      const source = sources[index]!;
       if (outcome.ok) {
         const record =
           'evaluation' in outcome
@@ -104,6 +101,7 @@ export class BatchProcessor {
           else run.deadLetters.push(deadLetterRecord(message, source, tooLarge));
         }
       } else {
+        const key = attemptKey(source);
         const attempt = (this.#attempts.get(key) ?? 0) + (outcome.held === true ? 0 : 1);
         const decision =
           outcome.held === true
@@ -116,10 +114,40 @@ export class BatchProcessor {
         }
         run.deadLetters.push(deadLetterRecord(message, source, decision));
       }
-      this.#attempts.delete(key);
+      // Only messages that failed before keep a retry count: most runs have none to forget.
+      if (this.#attempts.size > 0) this.#attempts.delete(attemptKey(source));
       run.lastHandledOffset = message.offset;
     }
     return run;
+  }
+
+  /** Evaluates one decoded message: a reused applied session write, a stateless evaluation, or a session write in its lane. */
+  #outcome(
+    message: InputMessage,
+    item: Decoded,
+    source: SourcePosition,
+    applied: Map<string, Outcome> | undefined,
+    sessions: SessionRouter | undefined,
+    lanes: Map<string, Promise<boolean>>,
+  ): Outcome | Promise<Outcome> {
+    const cached = applied?.get(message.offset);
+    if (cached !== undefined) return cached;
+    if (!item.ok) return item;
+    let work: SessionWork | undefined;
+    try {
+      work = sessions?.(item.fact, { key: message.key, source });
+    } catch (error) {
+      return failed(error);
+    }
+    if (work === undefined) return this.#evaluateFact(item.fact);
+    const sessionWork = work;
+    const previous = lanes.get(sessionWork.lane) ?? Promise.resolve(true);
+    const outcome = previous.then((go) => (go ? this.#write(sessionWork, source) : held()));
+    lanes.set(
+      sessionWork.lane,
+      outcome.then((done) => done.ok || (done.held !== true && !this.#mustRetry(done.error, source))),
+    );
+    return outcome;
   }
 
   /** Called once a run is delivered: applied session writes up to that offset are no longer needed for redelivery. */

@@ -20,9 +20,11 @@ export function headerText(value: IHeaders[string]): string | undefined {
 export function carriedHeaders(input: IHeaders | undefined): IHeaders {
   const carried: IHeaders = {};
   if (input === undefined) return carried;
-  for (const [name, value] of Object.entries(input)) {
+  for (const name of Object.keys(input)) {
+    const value = input[name];
+    if (value === undefined) continue;
     const lower = name.toLowerCase();
-    if (value === undefined || ENCODING_HEADERS.has(lower) || RESERVED_HEADERS.has(lower)) continue;
+    if (ENCODING_HEADERS.has(lower) || RESERVED_HEADERS.has(lower)) continue;
     carried[name] = value;
   }
   return carried;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { factMessageSchema } from '../../../src/contracts/kafka-messages.ts';
+import { factMessageSchema, MAX_FACT_DEPTH } from '../../../src/contracts/kafka-messages.ts';
 import { fastFactMessage } from '../../../src/kafka/fact-fast-check.ts';
 
 const text = fc.oneof(
@@ -53,5 +53,23 @@ describe('fastFactMessage', () => {
     expect(fastFactMessage({ facts: {}, other: 1 })).toBeUndefined();
     expect(fastFactMessage({ facts: new Date() })).toBeUndefined();
     expect(fastFactMessage('text')).toBeUndefined();
+  });
+
+  it('agrees with the schema on the nesting limit, through objects and arrays', () => {
+    // A fact of `levels` levels: the fact object is level 1, each wrapper one more.
+    const nested = (levels: number, wrap: (inner: unknown) => unknown) => {
+      let inner: unknown = 1;
+      for (let level = 1; level < levels; level++) inner = wrap(inner);
+      return { facts: { deep: inner } };
+    };
+    for (const wrap of [(inner: unknown) => ({ a: inner }), (inner: unknown) => [0, inner]]) {
+      for (const levels of [MAX_FACT_DEPTH, MAX_FACT_DEPTH + 1, MAX_FACT_DEPTH + 2]) {
+        const value = nested(levels, wrap);
+        const fast = fastFactMessage(value);
+        const parsed = factMessageSchema.safeParse(value);
+        if (fast !== undefined) expect(fast).toEqual(parsed.data);
+        expect(fast !== undefined).toBe(parsed.success);
+      }
+    }
   });
 });
