@@ -30,10 +30,13 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '3' },
     variants: { type: 'string', default: 'pglite,postgres,unrecorded' },
     'cpu-profile': { type: 'string' },
+    'run-size': { type: 'string' },
   },
 });
 const VARIANTS = new Set(args.variants.split(',').map((name) => name.trim()));
 const PROFILE_DIR = args['cpu-profile'];
+// The pipeline's maxRunSize tuning; its default when absent.
+const RUN_SIZE = args['run-size'] === undefined ? undefined : Number(args['run-size']);
 const MESSAGES = Number(args.messages);
 const RULES = Number(args.rules);
 const RATE = Number(args.rate);
@@ -241,6 +244,7 @@ async function pipelineRate(admin: Admin, base: KafkaConfig, variant: Variant, c
     logger: pino({ level: 'warn' }),
     logLevel: 'warn',
     changelogTopic,
+    ...(RUN_SIZE === undefined ? {} : { tuning: { maxRunSize: RUN_SIZE } }),
   });
   try {
     return await measureCommitRate(admin, config.groupId, config.factsTopic, MESSAGES, variant.drain);
