@@ -24,12 +24,16 @@ export const evaluateBody = withFastAccept(
 
 /** True for an evaluate body the schema accepts unchanged; the hot path skips zod for it. For parsed JSON only. */
 export function isCommonEvaluateBody(body: unknown): boolean {
+  if (!hasOnlyFactsAndDomain(body)) return false;
+  return (body.domain === undefined || isCommonDomain(body.domain)) && isCommonFacts(body.facts);
+}
+
+function hasOnlyFactsAndDomain(body: unknown): body is { facts?: unknown; domain?: unknown } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
   for (const key in body) {
     if (key !== 'facts' && key !== 'domain') return false;
   }
-  const { facts, domain } = body as { facts?: unknown; domain?: unknown };
-  return (domain === undefined || isCommonDomain(domain)) && isCommonFacts(facts);
+  return true;
 }
 
 export const evaluationOutcomeSchema = evaluationResultSchema
@@ -39,12 +43,26 @@ export const evaluationOutcomeSchema = evaluationResultSchema
   })
   .register(components, { id: 'EvaluationOutcome' });
 
-export const bulkBody = z
-  .strictObject({
-    facts: z.array(factsSchema).describe('Facts to evaluate, at most RULES_BULK_MAX (default 10,000).'),
-    domain: domainField.optional(),
-  })
-  .register(components, { id: 'BulkEvaluateRequest' });
+export const bulkBody = withFastAccept(
+  z
+    .strictObject({
+      facts: z.array(factsSchema).describe('Facts to evaluate, at most RULES_BULK_MAX (default 10,000).'),
+      domain: domainField.optional(),
+    })
+    .register(components, { id: 'BulkEvaluateRequest' }),
+  isCommonBulkBody,
+);
+
+/** True for a bulk body the schema accepts unchanged, so its facts are not copied one by one. For parsed JSON only. */
+export function isCommonBulkBody(body: unknown): boolean {
+  if (!hasOnlyFactsAndDomain(body)) return false;
+  const { facts, domain } = body;
+  if (!Array.isArray(facts) || !(domain === undefined || isCommonDomain(domain))) return false;
+  for (let index = 0; index < facts.length; index++) {
+    if (!isCommonFacts(facts[index])) return false;
+  }
+  return true;
+}
 
 export const bulkResponse = z
   .object({ results: z.array(evaluationOutcomeSchema).describe('One result per fact, in input order.') })
