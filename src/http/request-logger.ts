@@ -62,7 +62,14 @@ export class LazyRequestLogger implements FastifyBaseLogger {
   silent(): void {}
 
   #write(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace', args: unknown[]): void {
+    // A line the child would drop needs no child (e.g. the debug line of every rejected request), unless its level differs.
+    if (this.#logger === undefined && this.#options.level === undefined && !isLevelEnabled(this.#parent, level)) return;
     const logger = this.logger;
     (logger[level] as Forward).apply(logger, args);
   }
+}
+
+function isLevelEnabled(logger: FastifyBaseLogger, level: string): boolean {
+  const { isLevelEnabled } = logger as { isLevelEnabled?: (level: string) => boolean };
+  return typeof isLevelEnabled === 'function' ? isLevelEnabled.call(logger, level) : true;
 }

@@ -39,6 +39,18 @@ describe('LazyRequestLogger', () => {
     expect(lines[0]).toMatchObject({ reqId: 'req-2', msg: 'kept', req: { headers: { authorization: '[redacted]' } } });
   });
 
+  it('builds no child for a line below the level', () => {
+    const { logger, lines } = capturedLogger('warn');
+    const child = vi.spyOn(logger, 'child');
+    const lazy = new LazyRequestLogger(logger, { reqId: 'req-3' }, {});
+    lazy.debug({ error_code: 'VALIDATION_ERROR' }, 'request rejected');
+    lazy.info('dropped too');
+    expect(child).not.toHaveBeenCalled();
+    expect(lines).toEqual([]);
+    new LazyRequestLogger(logger, { reqId: 'req-4' }, { level: 'debug' }).debug('kept: the route logs at debug');
+    expect(lines).toMatchObject([{ reqId: 'req-4', msg: 'kept: the route logs at debug' }]);
+  });
+
   it('reports the level the child would have', () => {
     const { logger } = capturedLogger('warn');
     expect(new LazyRequestLogger(logger, {}, {}).level).toBe('warn');
