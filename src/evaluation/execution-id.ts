@@ -1,4 +1,4 @@
-// Execution ids are UUID v7: time-ordered, so the executions primary key grows at its end instead of at random places.
+// Execution ids are UUID v7: time-ordered, and the store finds a stored execution through the milliseconds at their front.
 import { randomFillSync } from 'node:crypto';
 
 const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
