@@ -143,7 +143,7 @@ export async function deleteBatchesOlderThan(
 ): Promise<{ batches: number; records: number }> {
   const { rows } = await sql<{ record_count: number }>`
     delete from execution_batches where batch_id in (
-      select batch_id from execution_batches where newest_at < ${cutoff} order by batch_id limit ${slice}
+      select batch_id from execution_batches where newest_at < ${cutoff} limit ${slice}
     ) returning record_count
   `.execute(db);
   return { batches: rows.length, records: rows.reduce((sum, row) => sum + Number(row.record_count), 0) };
