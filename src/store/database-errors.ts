@@ -16,15 +16,6 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   return someLink(error, (link) => link.code === '23505' && (constraint === undefined || link.constraint === constraint));
 }
 
-/** True when the database (SQLSTATE class 22 data exception or 23 integrity violation) or serialization rejected the data itself. */
-export function isRejectedData(error: unknown): boolean {
-  return someLink(
-    error,
-    (link) =>
-      (link instanceof AppError && link.code === 'VALIDATION_ERROR') || (typeof link.code === 'string' && /^2[23]...$/.test(link.code)),
-  );
-}
-
 /** True when the error (or a cause) means the database is unreachable or busy, not that the request is wrong. */
 export function isTransientDatabaseError(error: unknown): boolean {
   return someLink(error, (link) => {

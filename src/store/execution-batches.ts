@@ -43,6 +43,10 @@ export function executionIdKey(id: string): number | undefined {
   return Number.parseInt(id.slice(0, 8), 16) * 0x10000 + Number.parseInt(id.slice(9, 13), 16);
 }
 
+/** 0001-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: the created_at range every batch can store. */
+const FIRST_STORABLE_MS = Date.parse('0001-01-01T00:00:00.000Z');
+const LAST_STORABLE_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
 /** A record as a batch holds it: its JSON text, the key of its id and its created_at in milliseconds. */
 export interface PreparedExecution {
   json: string;
@@ -64,7 +68,9 @@ export function prepareExecution(execution: ExecutionRecord): PreparedExecution 
   const key = executionIdKey(execution.execution_id);
   if (key === undefined) throw new AppError('VALIDATION_ERROR', `execution id "${execution.execution_id}" is not a UUID`);
   const createdMs = Date.parse(execution.created_at);
-  if (Number.isNaN(createdMs)) throw new AppError('VALIDATION_ERROR', `execution ${execution.execution_id} has no valid created_at`);
+  // PostgreSQL's timestamptz cannot hold every JavaScript date; years 1 to 9999 it always can.
+  if (!(createdMs >= FIRST_STORABLE_MS && createdMs <= LAST_STORABLE_MS))
+    throw new AppError('VALIDATION_ERROR', `execution ${execution.execution_id} has no valid created_at`);
   try {
     const json = JSON.stringify({
       execution_id: execution.execution_id,

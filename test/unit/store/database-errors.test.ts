@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AppError, isRetryable } from '../../../src/errors.ts';
-import { isRejectedData, isTransientDatabaseError, isUniqueViolation, withDatabase } from '../../../src/store/database-errors.ts';
+import { isRetryable } from '../../../src/errors.ts';
+import { isTransientDatabaseError, isUniqueViolation, withDatabase } from '../../../src/store/database-errors.ts';
 
 const sqlError = (code: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(`sqlstate ${code}`), { code, ...extra });
 
@@ -21,14 +21,6 @@ describe('database error classification', () => {
     expect(isTransientDatabaseError(new Error('Connection terminated unexpectedly'))).toBe(true);
     expect(isTransientDatabaseError(new AggregateError([sqlError('ECONNREFUSED')], 'connect failed'))).toBe(true);
     for (const code of ['23505', '22P05', '42P01', '42601']) expect(isTransientDatabaseError(sqlError(code)), code).toBe(false);
-  });
-
-  it('treats data and integrity errors, and unserializable records, as rejected data', () => {
-    expect(isRejectedData(sqlError('22P05'))).toBe(true);
-    expect(isRejectedData(sqlError('23514'))).toBe(true);
-    expect(isRejectedData(new AppError('VALIDATION_ERROR', 'not JSON'))).toBe(true);
-    expect(isRejectedData(sqlError('42P01'))).toBe(false);
-    expect(isRejectedData(sqlError('08006'))).toBe(false);
   });
 
   it('turns an outage into a retryable UNAVAILABLE and lets every other error through unchanged', async () => {

@@ -72,6 +72,11 @@ describe('prepareExecution', () => {
     expect(() => prepareExecution(execution({ facts: circular }))).toThrow(/is not JSON-serializable/);
     expect(() => prepareExecution(execution({ facts: { n: 1n } }))).toThrow(/is not JSON-serializable/);
     expect(() => prepareExecution(execution({ created_at: 'yesterday' }))).toThrow(/has no valid created_at/);
+    // Dates JavaScript has and timestamptz lacks would fail their whole batch on every retry.
+    expect(() => prepareExecution(execution({ created_at: '-005000-01-01T00:00:00.000Z' }))).toThrow(/has no valid created_at/);
+    expect(() => prepareExecution(execution({ created_at: '+010000-01-01T00:00:00.000Z' }))).toThrow(/has no valid created_at/);
+    expect(prepareExecution(execution({ created_at: '0001-01-01T00:00:00.000Z' })).createdMs).toBe(-62_135_596_800_000);
+    expect(prepareExecution(execution({ created_at: '9999-12-31T23:59:59.999Z' })).createdMs).toBe(253_402_300_799_999);
   });
 });
 
