@@ -66,11 +66,24 @@ describe.each(STORE_KINDS)('evaluation over HTTP (%s)', (kind) => {
     expect(Number.isNaN(Date.parse(response.json().created_at))).toBe(false);
   });
 
-  it('still finds the execution once it was written to the database', async () => {
+  it('still finds the execution once it was written to the database, answering the same body', async () => {
     const evaluated = (await json(t.app, 'POST', '/api/v1/evaluate', { facts: { amount: 1 } })).json();
+    const pending = await json(t.app, 'GET', `/api/v1/executions/${evaluated.execution_id}`);
     await t.store.executions.flush();
     const response = await json(t.app, 'GET', `/api/v1/executions/${evaluated.execution_id}`);
     expect(response.json()).toMatchObject({ execution_id: evaluated.execution_id, domain: null, fired_rules: [] });
+    expect(response.body).toBe(pending.body);
+    expect(Object.keys(response.json())).toEqual([
+      'execution_id',
+      'source',
+      'domain',
+      'facts',
+      'fired_rules',
+      'actions',
+      'latency_ms',
+      'revision',
+      'created_at',
+    ]);
   });
 
   it('answers 404 NOT_FOUND for an execution never recorded and 400 for an id that is not a UUID', async () => {

@@ -21,7 +21,18 @@ export const executionRoutes: FastifyPluginAsync<RouteOptions> = async (app, { s
     async (request) => {
       const execution = await services.store.executions.get(request.params.id);
       if (execution === undefined) throw new AppError('NOT_FOUND', `Execution ${request.params.id} does not exist or has expired.`);
-      return execution;
+      // The documented field order, whether the record is still pending (built by the evaluator) or read from a batch.
+      return {
+        execution_id: execution.execution_id,
+        source: execution.source,
+        domain: execution.domain,
+        facts: execution.facts,
+        fired_rules: execution.fired_rules,
+        actions: execution.actions,
+        latency_ms: execution.latency_ms,
+        revision: execution.revision,
+        created_at: execution.created_at,
+      };
     },
   );
 };
