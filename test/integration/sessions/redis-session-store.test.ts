@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionKeys, valueKey, windowKey } from '../../../src/sessions/keys.ts';
+import { MemorySessionStore } from '../../../src/sessions/memory-session-store.ts';
 import { openRedisSessionStore, type RedisSessionStore } from '../../../src/sessions/redis-session-store.ts';
 import { sessionStoreContract } from './session-store-contract.ts';
 
@@ -208,5 +210,91 @@ describe('Redis session store TTLs', () => {
     const later = await store.retractFact(id, 'none', { specs, now: now + 61_000 });
     expect(later?.aggregates).toEqual({ spend: 2, top: 2 });
     expect(await admin.zrange(windowKey(ttlPrefix, id, 'spend'), '0', '-1')).toEqual(['c|2']);
+  });
+});
+
+describe('Redis session store against the in-process store', () => {
+  const differentialPrefix = `test:${randomUUID()}:`;
+  let store: RedisSessionStore;
+  let admin: Redis;
+  const specs = [
+    { id: 'n', fn: 'count' as const, windowMs: 10_000 },
+    { id: 's', fn: 'sum' as const, windowMs: 5_000 },
+    { id: 'lo', fn: 'min' as const, windowMs: 8_000 },
+    { id: 'hi', fn: 'max' as const },
+  ];
+
+  beforeAll(async () => {
+    store = await openRedisSessionStore({ url, keyPrefix: differentialPrefix });
+    admin = new Redis(url);
+  });
+  afterAll(async () => {
+    await removeAll(admin, `${differentialPrefix}*`);
+    admin.disconnect();
+    await store.close();
+  });
+
+  type Step =
+    | { kind: 'add'; factId: string; ageMs: number; value: number }
+    | { kind: 'retract'; factId: string }
+    | { kind: 'wait'; ms: number };
+  const step: fc.Arbitrary<Step> = fc.oneof(
+    {
+      weight: 5,
+      arbitrary: fc.record({
+        kind: fc.constant('add' as const),
+        factId: fc.constantFrom('a', 'b', 'c', 'd', 'e'),
+        // Whole seconds, so event times often sit exactly on a window's edge.
+        ageMs: fc.integer({ min: 0, max: 12 }).map((seconds) => seconds * 1_000),
+        value: fc.integer({ min: -50, max: 50 }),
+      }),
+    },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('retract' as const), factId: fc.constantFrom('a', 'b', 'c', 'd', 'e') }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({ kind: fc.constant('wait' as const), ms: fc.integer({ min: 0, max: 6 }).map((seconds) => seconds * 1_000) }),
+    },
+  );
+
+  it("answers every write as the in-process store does, and keeps every key's TTL, through any sequence of writes", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 30 }), async (steps) => {
+        const id = `s-${randomUUID()}`;
+        const memory = new MemorySessionStore();
+        let now = Date.UTC(2026, 0, 1);
+        await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now });
+        await memory.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now });
+        for (const s of steps) {
+          if (s.kind === 'wait') {
+            now += s.ms;
+            continue;
+          }
+          if (s.kind === 'add') {
+            const input = {
+              factId: s.factId,
+              fact: { value: s.value, at: now - s.ageMs },
+              eventTimeMs: now - s.ageMs,
+              contributions: specs.map((spec) => ({ accumulatorId: spec.id, value: s.value })),
+              specs,
+              now,
+              maxFacts: 100,
+            };
+            const [redis, local] = [await store.addFact(id, input), await memory.addFact(id, input)];
+            expect(redis).toEqual(local);
+          } else {
+            const [redis, local] = [
+              await store.retractFact(id, s.factId, { specs, now }),
+              await memory.retractFact(id, s.factId, { specs, now }),
+            ];
+            expect(redis).toEqual(local);
+          }
+          // No key of the session may live on without its TTL.
+          for (const key of await keysMatching(admin, `${differentialPrefix}session:{${id}}*`))
+            expect(await admin.pttl(key), key).toBeGreaterThan(0);
+        }
+        await store.delete(id);
+      }),
+      { numRuns: 60 },
+    );
   });
 });
