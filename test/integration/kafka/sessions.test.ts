@@ -1,7 +1,6 @@
 // Sessions over Kafka on a real broker and real Redis: session_id facts give what HTTP gives, unknown or full sessions
 // dead-letter, streaming mode publishes only changes, and a Redis outage is waited out with nothing lost or counted twice.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionResultMessage } from '../../../src/contracts/kafka-messages.ts';
 import { ServiceMetrics } from '../../../src/evaluation/service-metrics.ts';
 import { openRedisSessionStore, type RedisSessionStore } from '../../../src/sessions/redis-session-store.ts';
+import { killRedisServer, startRedisServer } from '../../helpers/redis-server.ts';
 import { useStackResources } from '../../helpers/stack.ts';
 import {
   deleteTestTopics,
@@ -471,30 +471,8 @@ describe('Kafka sessions: KAFKA_STREAMING', () => {
   });
 });
 
-/** A private redis-server with an append-only file, so a killed and restarted server still holds the sessions. */
-async function startRedisServer(port: number, dir: string): Promise<ChildProcess> {
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    child.on('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)));
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Ready to accept connections')) resolve();
-    });
-  });
-  child.removeAllListeners('exit');
-  return child;
-}
-
-async function killRedisServer(child: ChildProcess | undefined): Promise<void> {
-  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGKILL');
-  await once(child, 'exit');
-}
+/** An append-only file, so a killed and restarted server still holds the sessions. */
+const APPEND_ONLY = (dir: string): string[] => ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir];
 
 describe('Kafka sessions: Redis outage', () => {
   let harness: Harness;
@@ -505,7 +483,7 @@ describe('Kafka sessions: Redis outage', () => {
   beforeAll(async () => {
     port = await freePort();
     dir = await mkdtemp(join(tmpdir(), 'kafka-sessions-redis-'));
-    redis = await startRedisServer(port, dir);
+    redis = await startRedisServer(port, APPEND_ONLY(dir));
     harness = await startHarness('outage', { redisUrl: `redis://127.0.0.1:${port}`, partitions: 1 });
     await createRule(harness.service.app, 'lock', 'auth', LOCK, 'lock_account');
   });
@@ -535,7 +513,7 @@ describe('Kafka sessions: Redis outage', () => {
     expect(harness.reader.on(harness.topics.results)).toHaveLength(5);
     expect(await harness.service.pipeline.lag()).toBe(5);
 
-    redis = await startRedisServer(port, dir);
+    redis = await startRedisServer(port, APPEND_ONLY(dir));
     const results = await harness.reader.waitFor(harness.topics.results, 10, 60_000);
     expect(await eventually(async () => (await harness.service.pipeline.lag()) === 0)).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 500));

@@ -1,10 +1,11 @@
 // Redis down: every operation answers UNAVAILABLE (retryable) and the store recovers by itself when Redis returns.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AppError, isRetryable } from '../../../src/errors.ts';
 import { openRedisSessionStore } from '../../../src/sessions/redis-session-store.ts';
+import { killRedisServer, startRedisServer } from '../../helpers/redis-server.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 
@@ -16,28 +17,6 @@ async function freePort(): Promise<number> {
   server.close();
   if (address === null || typeof address === 'string') throw new Error('no port');
   return address.port;
-}
-
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    child.on('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)));
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Ready to accept connections')) resolve();
-    });
-  });
-  child.removeAllListeners('exit');
-  return child;
-}
-
-async function stopRedis(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  child.kill('SIGKILL');
-  await once(child, 'exit');
 }
 
 async function errorOf(promise: Promise<unknown>): Promise<unknown> {
@@ -58,7 +37,7 @@ async function eventually(check: () => Promise<boolean>): Promise<void> {
 describe('Redis session store when Redis is away', () => {
   const children: ChildProcess[] = [];
   afterAll(async () => {
-    for (const child of children) await stopRedis(child);
+    for (const child of children) await killRedisServer(child);
   });
 
   it('answers UNAVAILABLE when nothing listens on the port', async () => {
@@ -87,19 +66,19 @@ describe('Redis session store when Redis is away', () => {
 
   it('fails while Redis is stopped and serves again once it restarts, without a new store', async () => {
     const port = await freePort();
-    children.push(await startRedis(port));
+    children.push(await startRedisServer(port, ['--appendonly', 'no']));
     const store = await openRedisSessionStore({ url: `redis://127.0.0.1:${port}`, keyPrefix: 'x:', connectTimeoutMs: 500 });
     try {
       await store.create({ id: 'before', rulesetId: 'rs', ttlSeconds: 60, now: T0 });
       expect(await store.get('before')).toMatchObject({ id: 'before', factCount: 0 });
 
       const first = children.pop();
-      if (first) await stopRedis(first);
+      if (first) await killRedisServer(first);
       await eventually(async () => !(await store.ping()));
       const error = await errorOf(store.get('before'));
       expect((error as AppError).code).toBe('UNAVAILABLE');
 
-      children.push(await startRedis(port));
+      children.push(await startRedisServer(port, ['--appendonly', 'no']));
       await eventually(() => store.ping());
       // The restarted server kept nothing (--save ''): the old session is gone, new ones work.
       expect(await store.get('before')).toBeUndefined();
