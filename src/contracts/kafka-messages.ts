@@ -1,23 +1,7 @@
 // The messages the Kafka pipeline reads and writes: facts in, results out, dead letters aside, rule changes broadcast.
 import { z } from 'zod';
+import { MAX_FACT_DEPTH, nestsDeeperThan } from './json-depth.ts';
 import { ruleFieldSchemas } from './rule.ts';
-
-/** Deepest nesting a fact may have (the fact object is level 1), the same limit POST /api/v1/evaluate applies. */
-export const MAX_FACT_DEPTH = 64;
-
-/** True when a JSON value nests deeper than `limit` levels; iterative, so hostile input cannot overflow the stack. */
-export function nestsDeeperThan(value: unknown, limit: number): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  const stack: { item: object; depth: number }[] = [{ item: value, depth: 1 }];
-  while (stack.length > 0) {
-    const { item, depth } = stack.pop()!;
-    if (depth > limit) return true;
-    for (const child of Array.isArray(item) ? item : Object.values(item)) {
-      if (typeof child === 'object' && child !== null) stack.push({ item: child, depth: depth + 1 });
-    }
-  }
-  return false;
-}
 
 // Avro writers send null for an absent optional field, so null means "not given" here.
 const optionalText = (max: number) => z.string().min(1).max(max).nullish();

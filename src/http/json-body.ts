@@ -1,5 +1,6 @@
 // The only body parser: JSON with prototype-poisoning and nesting guards, so nothing downstream can recurse without bound.
 import type { FastifyInstance } from 'fastify';
+import { nestsDeeperThan } from '../contracts/json-depth.ts';
 import { AppError } from '../errors.ts';
 
 /** Deepest nesting any request body may have; facts have their own, lower limit (MAX_FACT_DEPTH). */
@@ -30,7 +31,7 @@ export function parseJsonBody(text: string): unknown {
  * outermost object or array is level 1) or, when checkKeys is set, a prototype-poisoning key.
  */
 export function inspectJson(root: unknown, maxDepth: number, checkKeys: boolean): string | undefined {
-  if (jsonDepthExceeds(root, maxDepth)) return `The request body is nested deeper than ${maxDepth} levels.`;
+  if (nestsDeeperThan(root, maxDepth)) return `The request body is nested deeper than ${maxDepth} levels.`;
   if (!checkKeys) return undefined;
   // Only bodies whose text mentions __proto__ or constructor get here, so building paths costs the common case nothing.
   const stack: { value: unknown; path: string }[] = [{ value: root, path: '' }];
@@ -49,35 +50,6 @@ export function inspectJson(root: unknown, maxDepth: number, checkKeys: boolean)
     }
   }
   return undefined;
-}
-
-const MAX_RECURSIVE_DEPTH_LIMIT = 1_000;
-
-/** True when a JSON value nests deeper than limit levels (the outermost object or array is level 1); never overflows the stack. */
-export function jsonDepthExceeds(root: unknown, limit: number): boolean {
-  // Recursion stops after limit levels, so it is safe for small limits and several times faster than an explicit stack.
-  if (limit <= MAX_RECURSIVE_DEPTH_LIMIT) return nestsDeeper(root, limit);
-  const stack: { value: unknown; depth: number }[] = [{ value: root, depth: 1 }];
-  while (stack.length > 0) {
-    const { value, depth } = stack.pop()!;
-    if (typeof value !== 'object' || value === null) continue;
-    if (depth > limit) return true;
-    for (const child of Array.isArray(value) ? value : Object.values(value)) {
-      if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: depth + 1 });
-    }
-  }
-  return false;
-}
-
-function nestsDeeper(value: unknown, levelsLeft: number): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  if (levelsLeft < 1) return true;
-  const children = Array.isArray(value) ? value : Object.values(value);
-  for (let index = 0; index < children.length; index++) {
-    const child: unknown = children[index];
-    if (typeof child === 'object' && child !== null && nestsDeeper(child, levelsLeft - 1)) return true;
-  }
-  return false;
 }
 
 function isPoisoningKey(key: string, child: unknown): boolean {

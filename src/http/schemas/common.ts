@@ -1,14 +1,12 @@
 // Building blocks of the HTTP bodies: facts, ids, paging and the error body, each described for the OpenAPI document.
 import { z } from 'zod';
+import { MAX_FACT_DEPTH, nestsDeeperThan } from '../../contracts/json-depth.ts';
 import { ruleFieldSchemas } from '../../contracts/rule.ts';
 import { ERROR_CODES, type ErrorCode } from '../../errors.ts';
-import { jsonDepthExceeds } from '../json-body.ts';
 
 /** Schemas shown as named components in the OpenAPI document. */
 export const components = z.registry<{ id: string }>();
 
-/** Deepest nesting a fact may have (the fact object itself is level 1). */
-export const MAX_FACT_DEPTH = 64;
 /** Largest id the store can hold (PostgreSQL integer). */
 export const MAX_ID = 2_147_483_647;
 export const DEFAULT_PAGE_LIMIT = 100;
@@ -26,7 +24,7 @@ export type Facts = Record<string, unknown>;
 
 export const factsSchema = z
   .record(z.string(), z.unknown())
-  .refine((facts) => !jsonDepthExceeds(facts, MAX_FACT_DEPTH), `must not be nested deeper than ${MAX_FACT_DEPTH} levels`)
+  .refine((facts) => !nestsDeeperThan(facts, MAX_FACT_DEPTH), `must not be nested deeper than ${MAX_FACT_DEPTH} levels`)
   .describe('A fact: a JSON object of named fields.');
 
 export const domainField = ruleFieldSchemas.domain.describe('Only rules of this domain are considered; all domains when absent.');
@@ -43,7 +41,7 @@ export function isCommonFacts(value: unknown): boolean {
     (value as { constructor?: unknown }).constructor === Object &&
     // zod leaves an own __proto__ key out of its copy.
     !Object.hasOwn(value, '__proto__') &&
-    !jsonDepthExceeds(value, MAX_FACT_DEPTH)
+    !nestsDeeperThan(value, MAX_FACT_DEPTH)
   );
 }
 

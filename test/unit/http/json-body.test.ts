@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { nestsDeeperThan } from '../../../src/contracts/json-depth.ts';
 import { AppError } from '../../../src/errors.ts';
-import { inspectJson, jsonDepthExceeds, MAX_BODY_DEPTH, parseJsonBody } from '../../../src/http/json-body.ts';
+import { inspectJson, MAX_BODY_DEPTH, parseJsonBody } from '../../../src/http/json-body.ts';
 
 function rejection(text: string): AppError {
   try {
@@ -56,7 +57,7 @@ describe('parseJsonBody', () => {
   });
 });
 
-describe('jsonDepthExceeds', () => {
+describe('nestsDeeperThan', () => {
   it.each([
     [1, 0, false],
     [{}, 1, false],
@@ -65,7 +66,7 @@ describe('jsonDepthExceeds', () => {
     [{ a: { b: [1] } }, 2, true],
     [[[], [[]]], 2, true],
   ])('%j deeper than %d: %s', (value, limit, expected) => {
-    expect(jsonDepthExceeds(value, limit)).toBe(expected);
+    expect(nestsDeeperThan(value, limit)).toBe(expected);
   });
 
   it('agrees with counting the levels', () => {
@@ -75,7 +76,7 @@ describe('jsonDepthExceeds', () => {
         : 1 + Math.max(0, ...(Array.isArray(value) ? value : Object.values(value)).map(levels));
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 6 }), fc.integer({ min: 0, max: 8 }), (value, limit) => {
-        expect(jsonDepthExceeds(value, limit)).toBe(levels(value) > limit);
+        expect(nestsDeeperThan(value, limit)).toBe(levels(value) > limit);
       }),
     );
   });
@@ -83,9 +84,9 @@ describe('jsonDepthExceeds', () => {
   it("measures nesting far past the recursive walk's limits without overflowing the stack", () => {
     let value: unknown[] = [];
     for (let level = 1; level < 300_000; level++) value = [value];
-    expect(jsonDepthExceeds(value, 300_000)).toBe(false);
-    expect(jsonDepthExceeds(value, 299_999)).toBe(true);
-    expect(jsonDepthExceeds(value, 128)).toBe(true);
+    expect(nestsDeeperThan(value, 300_000)).toBe(false);
+    expect(nestsDeeperThan(value, 299_999)).toBe(true);
+    expect(nestsDeeperThan(value, 128)).toBe(true);
   });
 });
 

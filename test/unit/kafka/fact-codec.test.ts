@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_FACT_DEPTH, nestsDeeperThan } from '../../../src/contracts/kafka-messages.ts';
+import { MAX_FACT_DEPTH, nestsDeeperThan } from '../../../src/contracts/json-depth.ts';
 import { AppError } from '../../../src/errors.ts';
 import {
   decodeFactValue,

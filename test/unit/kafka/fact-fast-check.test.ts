@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { factMessageSchema, MAX_FACT_DEPTH } from '../../../src/contracts/kafka-messages.ts';
+import { MAX_FACT_DEPTH } from '../../../src/contracts/json-depth.ts';
+import { factMessageSchema } from '../../../src/contracts/kafka-messages.ts';
 import { fastFactMessage } from '../../../src/kafka/fact-fast-check.ts';
 
 const text = fc.oneof(
