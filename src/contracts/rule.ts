@@ -5,7 +5,9 @@ import { conditionNodeSchema } from './condition-dsl.ts';
 export const DEFAULT_DOMAIN = 'default';
 
 const name = z.string().trim().min(1, 'name must not be empty').max(200);
-const domain = z.string().trim().min(1, 'domain must not be empty').max(100);
+/** Longest domain name. */
+const MAX_DOMAIN_LENGTH = 100;
+const domain = z.string().trim().min(1, 'domain must not be empty').max(MAX_DOMAIN_LENGTH);
 const action = z.string().min(1, 'action must not be empty').max(200);
 const tags = z.array(z.string().min(1).max(64)).max(50);
 
@@ -26,3 +28,8 @@ export type Rule = z.output<typeof ruleSchema>;
 export type RuleInput = z.input<typeof ruleSchema>;
 
 export const ruleFieldSchemas = { name, domain, action, tags } as const;
+
+/** True for a domain the domain schema accepts unchanged (nothing to trim), so a hot path may skip the schema; false leaves it to the schema. */
+export function isCommonDomain(value: unknown): boolean {
+  return typeof value === 'string' && value.length >= 1 && value.length <= MAX_DOMAIN_LENGTH && value.trim() === value;
+}

@@ -2,8 +2,8 @@
 // (and every invalid message) falls through to the zod schema, which decides and explains. A property test keeps both in step.
 import { MAX_FACT_DEPTH, nestsDeeperThan } from '../contracts/json-depth.ts';
 import type { FactMessage } from '../contracts/kafka-messages.ts';
+import { isCommonDomain } from '../contracts/rule.ts';
 
-const DOMAIN_MAX = 100;
 const ID_MAX = 200;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -25,13 +25,7 @@ export function fastFactMessage(value: unknown): FactMessage | undefined {
   const { facts, domain, session_id, fact_id } = value;
   if (!isPlainObject(facts) || nestsDeeperThan(facts, MAX_FACT_DEPTH)) return undefined;
   // The schema trims domains; an untrimmed one is left to it.
-  if (
-    domain !== undefined &&
-    domain !== null &&
-    (typeof domain !== 'string' || domain.length === 0 || domain.length > DOMAIN_MAX || domain.trim() !== domain)
-  ) {
-    return undefined;
-  }
+  if (domain !== undefined && domain !== null && !isCommonDomain(domain)) return undefined;
   if (!optionalText(session_id, ID_MAX) || !optionalText(fact_id, ID_MAX)) return undefined;
   const message: FactMessage = { facts };
   if ('domain' in value) message.domain = domain as string | null | undefined;

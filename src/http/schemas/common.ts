@@ -29,9 +29,6 @@ export const factsSchema = z
 
 export const domainField = ruleFieldSchemas.domain.describe('Only rules of this domain are considered; all domains when absent.');
 
-/** Longest domain (ruleFieldSchemas.domain). */
-const MAX_DOMAIN_LENGTH = 100;
-
 /** True for a fact factsSchema accepts and copies unchanged; false leaves the decision to it. For parsed JSON only. */
 export function isCommonFacts(value: unknown): boolean {
   return (
@@ -43,11 +40,6 @@ export function isCommonFacts(value: unknown): boolean {
     !Object.hasOwn(value, '__proto__') &&
     !nestsDeeperThan(value, MAX_FACT_DEPTH)
   );
-}
-
-/** True for a domain domainField accepts unchanged: nothing to trim, 1 to 100 characters. */
-export function isCommonDomain(value: unknown): boolean {
-  return typeof value === 'string' && value.length >= 1 && value.length <= MAX_DOMAIN_LENGTH && value.trim() === value;
 }
 
 export const errorBodySchema = z

@@ -1,18 +1,9 @@
 // Request and response bodies of evaluate, bulk, explain, simulate, validate and executions.
 import { z } from 'zod';
 import { evaluationResultSchema, explanationSchema, validationResultSchema } from '../../contracts/evaluation.ts';
-import { ruleFieldSchemas } from '../../contracts/rule.ts';
+import { isCommonDomain, ruleFieldSchemas } from '../../contracts/rule.ts';
 import { withFastAccept } from '../zod-compilers.ts';
-import {
-  components,
-  conditionDslField,
-  domainField,
-  factsSchema,
-  idField,
-  isCommonDomain,
-  isCommonFacts,
-  timestampField,
-} from './common.ts';
+import { components, conditionDslField, domainField, factsSchema, idField, isCommonFacts, timestampField } from './common.ts';
 
 /** Most rules one simulate or validate request may carry. */
 export const MAX_INLINE_RULES = 1_000;

@@ -3,8 +3,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { MAX_FACT_DEPTH } from '../../../src/contracts/json-depth.ts';
+import { isCommonDomain } from '../../../src/contracts/rule.ts';
 import type { AppError } from '../../../src/errors.ts';
-import { isCommonDomain, isCommonFacts } from '../../../src/http/schemas/common.ts';
+import { isCommonFacts } from '../../../src/http/schemas/common.ts';
 import { bulkBody, evaluateBody, isCommonBulkBody, isCommonEvaluateBody } from '../../../src/http/schemas/evaluation.ts';
 import { zodValidatorCompiler } from '../../../src/http/zod-compilers.ts';
 
