@@ -1,6 +1,5 @@
 // Opens the SQL store: real PostgreSQL through a pg pool when a URL is given, else embedded PGlite in a data directory.
 import { mkdir } from 'node:fs/promises';
-import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { createAuditRepository } from './audit-repository.ts';
@@ -8,6 +7,7 @@ import type { Database } from './database.ts';
 import { withDatabase } from './database-errors.ts';
 import { createExecutionsRepository } from './executions-repository.ts';
 import { migrateToLatest } from './migrate.ts';
+import { PgliteWorker } from './pglite-worker.ts';
 import { createRulesRepository } from './rules-repository.ts';
 import { createRulesetsRepository } from './rulesets-repository.ts';
 import type { Store } from './types.ts';
@@ -91,9 +91,9 @@ export async function openStore(options: OpenStoreOptions): Promise<SqlStore> {
   };
 }
 
-async function openPglite(dataDir: string): Promise<PGlite> {
+async function openPglite(dataDir: string): Promise<PgliteWorker> {
   if (!dataDir.startsWith('memory://')) await mkdir(dataDir, { recursive: true });
-  return PGlite.create(dataDir);
+  return PgliteWorker.open(dataDir);
 }
 
 function openPool(connectionString: string, max: number, onError: (error: unknown) => void): pg.Pool {
