@@ -49,6 +49,8 @@ type ScriptCommand = (numberOfKeys: number, ...args: (string | number)[]) => Pro
 interface PreparedSpecs {
   readonly byId: Map<string, AccumulatorSpec>;
   readonly json: string;
+  /** Three script arguments per spec (id, fn, windowMs or 0), so the scripts decode no JSON for them. */
+  readonly args: readonly string[];
   /** Script keys per session id; bounded, as session ids come and go. */
   readonly keys: Map<string, string[]>;
 }
@@ -167,6 +169,7 @@ export class RedisSessionStore implements SessionStore {
       prepared.json,
       String(input.now),
       String(input.maxFacts),
+      ...prepared.args,
     ]);
     const parts = asArray(reply);
     if (parts[0] === 'NOT_FOUND') return undefined;
@@ -191,8 +194,8 @@ export class RedisSessionStore implements SessionStore {
     const prepared = this.#prepare(input.specs);
     const reply = await this.#run('sessionRetractFact', this.#scriptKeys(id, input.specs, prepared), [
       factId,
-      prepared.json,
       String(input.now),
+      ...prepared.args,
     ]);
     const parts = asArray(reply);
     if (parts[0] === 'NOT_FOUND') return undefined;
@@ -254,7 +257,7 @@ export class RedisSessionStore implements SessionStore {
   #prepare(specs: readonly AccumulatorSpec[]): PreparedSpecs {
     let prepared = this.#prepared.get(specs);
     if (prepared === undefined) {
-      prepared = { byId: checkSpecs(specs), json: specsJson(specs), keys: new Map() };
+      prepared = { byId: checkSpecs(specs), json: specsJson(specs), args: specArgs(specs), keys: new Map() };
       this.#prepared.set(specs, prepared);
     }
     return prepared;
@@ -289,6 +292,10 @@ export class RedisSessionStore implements SessionStore {
 
 function specsJson(specs: readonly AccumulatorSpec[]): string {
   return JSON.stringify(specs.map((s) => [s.id, s.fn, s.windowMs ?? 0]));
+}
+
+function specArgs(specs: readonly AccumulatorSpec[]): string[] {
+  return specs.flatMap((s) => [s.id, s.fn, String(s.windowMs ?? 0)]);
 }
 
 function readAggregates(specs: readonly AccumulatorSpec[], values: unknown[]): Aggregates {

@@ -5,7 +5,8 @@
     KEYS[1] meta hash, KEYS[2] facts hash, KEYS[3] contributions hash, KEYS[4] totals hash, KEYS[5] accumulator id set,
     KEYS[6] changes hash, then for the i-th spec: KEYS[5 + 2i] window zset ('<fact id>|<value>' by event time),
     KEYS[6 + 2i] value zset (fact id by value).
-  Specs arrive as JSON [[id, fn, windowMs or 0], ...]. Numbers travel as strings so no precision is lost in Lua.
+  Specs arrive as plain ARGV entries, three per spec (id, fn, windowMs or 0), beside the specs JSON that is only compared
+  with meta `specs`. Numbers travel as strings so no precision is lost in Lua.
 
   TTLs: a write refreshes every key's TTL (and meta expires_at) only when the stored expiry has fallen more than
   ttl_ms / 16 behind now + ttl_ms; otherwise only keys this call may have created get the meta hash's remaining TTL, so
@@ -21,13 +22,15 @@ local function may_create(key)
   end
 end
 
-local function load_specs(specs_json)
-  local raw = cjson.decode(specs_json)
+-- Spec i arrives as three plain ARGV entries from `first`: id, fn, window ms or 0 (no JSON to decode per call).
+local function load_specs(first)
   local list, by_id = {}, {}
-  for i, s in ipairs(raw) do
-    local spec = { id = s[1], fn = s[2], window = tonumber(s[3]), time_key = KEYS[5 + 2 * i], value_key = KEYS[6 + 2 * i] }
+  for i = 1, (#KEYS - 6) / 2 do
+    local at = first + 3 * (i - 1)
+    local id, fn = ARGV[at], ARGV[at + 1]
+    local spec = { id = id, fn = fn, window = tonumber(ARGV[at + 2]), time_key = KEYS[5 + 2 * i], value_key = KEYS[6 + 2 * i] }
     list[i] = spec
-    by_id[spec.id] = spec
+    by_id[id] = spec
   end
   return list, by_id
 end

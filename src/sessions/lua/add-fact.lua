@@ -6,7 +6,8 @@
   KEYS: [1] meta, [2] facts, [3] contributions, [4] totals, [5] accumulator ids, [6] changes,
         then per spec i: [5 + 2i] window zset, [6 + 2i] value zset.
   ARGV: [1] fact id, [2] fact JSON, [3] contribution record JSON {"t": "<event ms>", "c": [["<acc id>", "<value>"], ...]},
-        [4] specs JSON [[id, fn, windowMs or 0], ...], [5] now (epoch ms), [6] max facts.
+        [4] specs JSON [[id, fn, windowMs or 0], ...] (only compared with meta `specs`), [5] now (epoch ms), [6] max facts,
+        then per spec i: [4 + 3i] id, [5 + 3i] fn, [6 + 3i] windowMs or 0.
   Output: {'NOT_FOUND'} | {'FULL', fact_count}
         | {'OK', fact_count, version, replaced (0|1), old fact JSON or '', duplicate (0|1), stored change JSON or '',
            then per spec: count (0 for min/max), sum, min/max or ''}.
@@ -18,7 +19,7 @@ if not meta then return { 'NOT_FOUND' } end
 local fact_id = ARGV[1]
 local now = tonumber(ARGV[5])
 local old_fact = redis.call('HGET', KEYS[2], fact_id)
-local specs, by_id = load_specs(ARGV[4])
+local specs, by_id = load_specs(7)
 
 -- A duplicate only evicts (time passed) and refreshes the TTL, as a retraction of an absent fact does; no version bump.
 if old_fact == ARGV[2] then

@@ -4,7 +4,7 @@
 
   KEYS: [1] meta, [2] facts, [3] contributions, [4] totals, [5] accumulator ids, [6] changes,
         then per spec i: [5 + 2i] window zset, [6 + 2i] value zset.
-  ARGV: [1] fact id, [2] specs JSON [[id, fn, windowMs or 0], ...], [3] now (epoch ms).
+  ARGV: [1] fact id, [2] now (epoch ms), then per spec i: [3i] id, [1 + 3i] fn, [2 + 3i] windowMs or 0.
   Output: {'NOT_FOUND'} | {'OK', fact_count, version, removed (0|1), then per spec: count (0 for min/max), sum,
           min/max or ''}.
   Retracting an absent fact changes nothing (no version bump, no TTL refresh) but still evicts and reports.
@@ -15,8 +15,8 @@ local meta = load_meta()
 if not meta then return { 'NOT_FOUND' } end
 
 local fact_id = ARGV[1]
-local now = tonumber(ARGV[3])
-local specs, by_id = load_specs(ARGV[2])
+local now = tonumber(ARGV[2])
+local specs, by_id = load_specs(3)
 for _, spec in ipairs(specs) do evict(spec, now) end
 
 local removed = redis.call('HDEL', KEYS[2], fact_id)
