@@ -8,6 +8,11 @@
   Specs arrive as plain ARGV entries, three per spec (id, fn, windowMs or 0), beside the specs JSON that is only compared
   with meta `specs`. Numbers travel as strings so no precision is lost in Lua.
 
+  Totals (count, sum, avg): every `<id>:n` / `<id>:s` field is read once (one HMGET), kept in the spec table, changed in
+  Lua arithmetic (doubles, as the in-process store sums) and written back once (one HSET, one HDEL for accumulators left
+  empty) before the TTLs are touched. A sum outside the double range (an overflow, or long double text an earlier version
+  wrote with HINCRBYFLOAT) is instead changed with HINCRBYFLOAT in place for the rest of the call, as before.
+
   TTLs: a write refreshes every key's TTL (and meta expires_at) only when the stored expiry has fallen more than
   ttl_ms / 16 behind now + ttl_ms; otherwise only keys this call may have created get the meta hash's remaining TTL, so
   no key ever outlives the session and expires_at stays the moment the session really expires.
@@ -22,15 +27,42 @@ local function may_create(key)
   end
 end
 
--- Spec i arrives as three plain ARGV entries from `first`: id, fn, window ms or 0 (no JSON to decode per call).
+-- Spec i arrives as three plain ARGV entries from `first`: id, fn, window ms or 0 (no JSON to decode per call); the
+-- totals of count/sum/avg specs come from one HMGET. Every field a spec uses is in its constructor, so it is sized once.
 local function load_specs(first)
-  local list, by_id = {}, {}
+  local list, by_id, fields = {}, {}, {}
   for i = 1, (#KEYS - 6) / 2 do
     local at = first + 3 * (i - 1)
     local id, fn = ARGV[at], ARGV[at + 1]
-    local spec = { id = id, fn = fn, window = tonumber(ARGV[at + 2]), time_key = KEYS[5 + 2 * i], value_key = KEYS[6 + 2 * i] }
+    local ordered = fn == 'min' or fn == 'max'
+    local spec = {
+      id = id, fn = fn, window = tonumber(ARGV[at + 2]), ordered = ordered,
+      time_key = KEYS[5 + 2 * i], value_key = KEYS[6 + 2 * i], live = false,
+      n_field = false, s_field = false, n = 0, s = 0, s_text = false, dirty = false,
+    }
+    if not ordered then
+      spec.n_field, spec.s_field = id .. ':n', id .. ':s'
+      fields[#fields + 1] = spec.n_field
+      fields[#fields + 1] = spec.s_field
+    end
     list[i] = spec
     by_id[id] = spec
+  end
+  if #fields > 0 then
+    local totals = redis.call('HMGET', KEYS[4], unpack(fields))
+    local next_total = 1
+    for _, spec in ipairs(list) do
+      if not spec.ordered then
+        spec.n = tonumber(totals[next_total]) or 0
+        local text = totals[next_total + 1]
+        if text then
+          local sum = tonumber(text)
+          -- Beyond the double range (or unreadable): kept as text and changed by HINCRBYFLOAT, as before.
+          if sum and sum == sum and sum ~= math.huge and sum ~= -math.huge then spec.s = sum else spec.s_text = text end
+        end
+        next_total = next_total + 2
+      end
+    end
   end
   return list, by_id
 end
@@ -51,10 +83,6 @@ local function register_accumulators(meta, specs, specs_json)
   redis.call('HSET', KEYS[1], 'specs', specs_json)
 end
 
-local function is_ordered(spec)
-  return spec.fn == 'min' or spec.fn == 'max'
-end
-
 local function negate(number_text)
   if string.sub(number_text, 1, 1) == '-' then return string.sub(number_text, 2) end
   return '-' .. number_text
@@ -64,14 +92,52 @@ local function number_text(n)
   return string.format('%.17g', n)
 end
 
--- Dropping the last contribution clears the sum too, so float residue never survives an empty accumulator.
-local function subtract_total(spec, value)
-  local n = redis.call('HINCRBY', KEYS[4], spec.id .. ':n', -1)
-  if n <= 0 then
-    redis.call('HDEL', KEYS[4], spec.id .. ':n', spec.id .. ':s')
-  else
-    redis.call('HINCRBYFLOAT', KEYS[4], spec.id .. ':s', negate(value))
+-- Adds value_text (negated when sign is -1) to the spec's sum: in Lua while the double stays finite, else (and from then
+-- on in this call) with HINCRBYFLOAT on the stored field, whose long double keeps the sum as an earlier version did.
+local function add_to_sum(spec, value_text, sign)
+  if not spec.s_text then
+    local sum = spec.s + sign * tonumber(value_text)
+    if sum ~= math.huge and sum ~= -math.huge and sum == sum then
+      spec.s = sum
+      return
+    end
+    if redis.call('HSET', KEYS[4], spec.s_field, number_text(spec.s)) == 1 then may_create(KEYS[4]) end
   end
+  if sign < 0 then value_text = negate(value_text) end
+  spec.s_text = redis.call('HINCRBYFLOAT', KEYS[4], spec.s_field, value_text)
+end
+
+-- Dropping the last contribution clears the sum too, so float residue never survives an empty accumulator.
+local function take_from_total(spec, values)
+  spec.dirty = true
+  spec.n = spec.n - #values
+  if spec.n <= 0 then
+    spec.n, spec.s, spec.s_text = 0, 0, false
+  else
+    for _, value in ipairs(values) do add_to_sum(spec, value, -1) end
+  end
+end
+
+-- One HSET of every changed count and in-Lua sum, one HDEL of the fields of accumulators left empty.
+local function write_totals(specs)
+  local set, gone = {}, {}
+  for _, spec in ipairs(specs) do
+    if spec.dirty then
+      if spec.n <= 0 then
+        gone[#gone + 1] = spec.n_field
+        gone[#gone + 1] = spec.s_field
+      else
+        set[#set + 1] = spec.n_field
+        set[#set + 1] = string.format('%d', spec.n)
+        if not spec.s_text then
+          set[#set + 1] = spec.s_field
+          set[#set + 1] = number_text(spec.s)
+        end
+      end
+    end
+  end
+  if #gone > 0 then redis.call('HDEL', KEYS[4], unpack(gone)) end
+  if #set > 0 and redis.call('HSET', KEYS[4], unpack(set)) > 0 then may_create(KEYS[4]) end
 end
 
 -- Window set members are '<fact id>|<value>' (ids never hold '|'), so eviction needs no contribution record.
@@ -91,12 +157,13 @@ local function add_contribution(spec, fact_id, event_time, value, now)
     redis.call('ZADD', spec.time_key, event_time, window_member(fact_id, value))
     if not spec.live then may_create(spec.time_key) end
   end
-  if is_ordered(spec) then
+  if spec.ordered then
     redis.call('ZADD', spec.value_key, value, fact_id)
     if not spec.live then may_create(spec.value_key) end
   else
-    if redis.call('HINCRBY', KEYS[4], spec.id .. ':n', 1) == 1 then may_create(KEYS[4]) end
-    redis.call('HINCRBYFLOAT', KEYS[4], spec.id .. ':s', value)
+    spec.dirty = true
+    spec.n = spec.n + 1
+    add_to_sum(spec, value, 1)
   end
 end
 
@@ -110,11 +177,11 @@ local function remove_contribution(spec, fact_id, value)
     end
     note_shrunk(spec)
   end
-  if is_ordered(spec) then
+  if spec.ordered then
     redis.call('ZREM', spec.value_key, fact_id)
     note_shrunk(spec)
   else
-    subtract_total(spec, value)
+    take_from_total(spec, { value })
   end
 end
 
@@ -150,22 +217,14 @@ local function evict(spec, now)
     else
       fact_id, value = member, contribution_value(member, spec.id)
     end
-    if is_ordered(spec) then
+    if spec.ordered then
       redis.call('ZREM', spec.value_key, fact_id)
     elseif value then
       values[#values + 1] = value
     end
   end
-  -- One decrement for all; the sum is taken down member by member (long double, as when they were added) unless the
-  -- accumulator is left empty, which clears it.
-  if #values > 0 then
-    local n = redis.call('HINCRBY', KEYS[4], spec.id .. ':n', -#values)
-    if n <= 0 then
-      redis.call('HDEL', KEYS[4], spec.id .. ':n', spec.id .. ':s')
-    else
-      for _, value in ipairs(values) do redis.call('HINCRBYFLOAT', KEYS[4], spec.id .. ':s', negate(value)) end
-    end
-  end
+  -- The count drops by all at once; the sum member by member unless the accumulator is left empty, which clears it.
+  if #values > 0 then take_from_total(spec, values) end
   redis.call('ZREMRANGEBYSCORE', spec.time_key, '-inf', cutoff)
 end
 
@@ -179,21 +238,11 @@ local function remove_fact_contributions(fact_id, by_id)
   redis.call('HDEL', KEYS[3], fact_id)
 end
 
--- Per spec three entries: contribution count, sum, and the min or max value (''). Count and sum come from one HMGET;
--- min/max report count 0, which aggregateValue never reads for them.
+-- Per spec three entries: contribution count, sum, and the min or max value (''). Count and sum are the ones
+-- write_totals stored; min/max report count 0, which aggregateValue never reads for them.
 local function read_aggregates(specs, out)
-  local fields = {}
   for _, spec in ipairs(specs) do
-    if not is_ordered(spec) then
-      fields[#fields + 1] = spec.id .. ':n'
-      fields[#fields + 1] = spec.id .. ':s'
-    end
-  end
-  local totals = {}
-  if #fields > 0 then totals = redis.call('HMGET', KEYS[4], unpack(fields)) end
-  local next_total = 1
-  for _, spec in ipairs(specs) do
-    if is_ordered(spec) then
+    if spec.ordered then
       local range
       if spec.fn == 'min' then
         range = redis.call('ZRANGE', spec.value_key, 0, 0, 'WITHSCORES')
@@ -204,10 +253,9 @@ local function read_aggregates(specs, out)
       out[#out + 1] = '0'
       out[#out + 1] = range[2] or ''
     else
-      out[#out + 1] = totals[next_total] or '0'
-      out[#out + 1] = totals[next_total + 1] or '0'
+      out[#out + 1] = string.format('%d', spec.n)
+      out[#out + 1] = spec.s_text or number_text(spec.s)
       out[#out + 1] = ''
-      next_total = next_total + 2
     end
   end
   return out

@@ -24,6 +24,7 @@ local specs, by_id = load_specs(7)
 -- A duplicate only evicts (time passed) and refreshes the TTL, as a retraction of an absent fact does; no version bump.
 if old_fact == ARGV[2] then
   for _, spec in ipairs(specs) do evict(spec, now) end
+  write_totals(specs)
   touch(meta, specs, now)
   local version = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
   local change = redis.call('HGET', KEYS[6], fact_id) or ''
@@ -53,6 +54,7 @@ for _, c in ipairs(record.c) do
 end
 
 local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
+write_totals(specs)
 touch(meta, specs, now)
 local replaced = 0
 if old_fact then replaced = 1 end

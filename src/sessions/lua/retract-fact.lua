@@ -20,9 +20,11 @@ local specs, by_id = load_specs(3)
 for _, spec in ipairs(specs) do evict(spec, now) end
 
 local removed = redis.call('HDEL', KEYS[2], fact_id)
+if removed == 1 then remove_fact_contributions(fact_id, by_id) end
+-- Eviction may have changed totals even when nothing is removed; they are written before touch gives new keys a TTL.
+write_totals(specs)
 local version
 if removed == 1 then
-  remove_fact_contributions(fact_id, by_id)
   redis.call('HDEL', KEYS[6], fact_id)
   version = redis.call('HINCRBY', KEYS[1], 'version', 1)
   touch(meta, specs, now)

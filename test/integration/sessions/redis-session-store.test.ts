@@ -213,6 +213,124 @@ describe('Redis session store TTLs', () => {
   });
 });
 
+describe('Redis session store totals', () => {
+  const totalsPrefix = `test:${randomUUID()}:`;
+  let store: RedisSessionStore;
+  let admin: Redis;
+  const specs = [
+    { id: 'n', fn: 'count' as const },
+    { id: 'spend', fn: 'sum' as const },
+    { id: 'mean', fn: 'avg' as const, windowMs: 60_000 },
+  ];
+
+  beforeAll(async () => {
+    store = await openRedisSessionStore({ url, keyPrefix: totalsPrefix });
+    admin = new Redis(url);
+  });
+  afterAll(async () => {
+    await removeAll(admin, `${totalsPrefix}*`);
+    admin.disconnect();
+    await store.close();
+  });
+
+  async function open(now: number): Promise<string> {
+    const id = `s-${randomUUID()}`;
+    await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now });
+    return id;
+  }
+
+  const add = (id: string, factId: string, amount: number, now: number) =>
+    store.addFact(id, {
+      factId,
+      fact: { amount },
+      eventTimeMs: now,
+      contributions: [
+        { accumulatorId: 'n', value: 1 },
+        { accumulatorId: 'spend', value: amount },
+        { accumulatorId: 'mean', value: amount },
+      ],
+      specs,
+      now,
+      maxFacts: 10,
+    });
+
+  it('stores doubles an older version can still add to with HINCRBYFLOAT, and leaves no sum once emptied', async () => {
+    const now = Date.now();
+    const id = await open(now);
+    await add(id, 'a', 0.1, now);
+    const two = await add(id, 'b', 0.2, now);
+    // Summed as doubles, as in the in-process store.
+    expect(two?.aggregates).toEqual({ n: 2, spend: 0.1 + 0.2, mean: (0.1 + 0.2) / 2 });
+    const keys = sessionKeys(totalsPrefix, id);
+    expect(await admin.hmget(keys.totals, 'n:n', 'spend:n', 'spend:s')).toEqual(['2', '2', '0.30000000000000004']);
+    expect(Number(await admin.hincrbyfloat(keys.totals, 'spend:s', '0.5'))).toBeCloseTo(0.8, 12);
+    await store.retractFact(id, 'a', { specs, now });
+    const empty = await store.retractFact(id, 'b', { specs, now });
+    expect(empty?.aggregates).toEqual({ n: 0, spend: 0, mean: null });
+    expect(await admin.hgetall(keys.totals)).toEqual({});
+  });
+
+  it('reads long double text an earlier version wrote with HINCRBYFLOAT', async () => {
+    const now = Date.now();
+    const id = await open(now);
+    const keys = sessionKeys(totalsPrefix, id);
+    await admin.hset(keys.facts, 'a', '{"amount":0.1}', 'b', '{"amount":0.2}');
+    await admin.hset(
+      keys.contributions,
+      'a',
+      JSON.stringify({
+        t: String(now),
+        c: [
+          ['n', '1'],
+          ['spend', '0.1'],
+          ['mean', '0.1'],
+        ],
+      }),
+    );
+    await admin.hset(
+      keys.contributions,
+      'b',
+      JSON.stringify({
+        t: String(now),
+        c: [
+          ['n', '1'],
+          ['spend', '0.2'],
+          ['mean', '0.2'],
+        ],
+      }),
+    );
+    await admin.zadd(windowKey(totalsPrefix, id, 'mean'), now, 'a|0.1', now, 'b|0.2');
+    // HINCRBYFLOAT's own text for 0.1 + 0.2 in long double.
+    await admin.hset(keys.totals, 'n:n', '2', 'spend:n', '2', 'spend:s', '0.3', 'mean:n', '2', 'mean:s', '0.30000000000000000');
+    const added = await add(id, 'c', 1, now);
+    expect(added?.aggregates).toEqual({ n: 3, spend: 0.3 + 1, mean: (0.3 + 1) / 3 });
+    const retracted = await store.retractFact(id, 'c', { specs, now });
+    expect(retracted?.aggregates).toEqual({ n: 2, spend: 0.3 + 1 - 1, mean: (0.3 + 1 - 1) / 2 });
+  });
+
+  it('keeps a sum past the double range in long double as before: Infinity while it lasts, finite again once it shrinks', async () => {
+    const now = Date.now();
+    const id = await open(now);
+    const keys = sessionKeys(totalsPrefix, id);
+    expect((await add(id, 'a', 1e308, now))?.aggregates).toEqual({ n: 1, spend: 1e308, mean: 1e308 });
+    expect((await add(id, 'b', 1e308, now))?.aggregates).toEqual({ n: 2, spend: Infinity, mean: Infinity });
+    // Stored as HINCRBYFLOAT writes it (finite long double text), so an older version can still add to it.
+    expect(Number(await admin.hget(keys.totals, 'spend:s'))).toBe(Infinity);
+    expect(Number(await admin.hincrbyfloat(keys.totals, 'spend:s', '0'))).toBe(Infinity);
+    const back = await store.retractFact(id, 'b', { specs, now });
+    expect(back?.aggregates.n).toBe(1);
+    expect((back?.aggregates.spend ?? 0) / 1e308).toBeCloseTo(1, 12);
+    expect((back?.aggregates.mean ?? 0) / 1e308).toBeCloseTo(1, 12);
+    // Back in range: summed as a double again.
+    const more = await add(id, 'c', -1e308, now);
+    expect(more?.aggregates.n).toBe(2);
+    expect(Math.abs(more?.aggregates.spend ?? 1)).toBeLessThan(1e293);
+    await store.retractFact(id, 'a', { specs, now });
+    await store.retractFact(id, 'c', { specs, now });
+    expect(await admin.hgetall(keys.totals)).toEqual({});
+  });
+});
+
 describe('Redis session store against the in-process store', () => {
   const differentialPrefix = `test:${randomUUID()}:`;
   let store: RedisSessionStore;
