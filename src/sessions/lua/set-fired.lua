@@ -17,9 +17,11 @@ local function ids_json(ids)
   return '[' .. table.concat(parts, ',') .. ']'
 end
 
-if redis.call('EXISTS', KEYS[1]) == 0 then return { 'NOT_FOUND' } end
-local previous = redis.call('HGET', KEYS[1], 'fired') or '[]'
-local stored_version = tonumber(redis.call('HGET', KEYS[1], 'fired_version') or '0')
+-- One read for existence (ttl_ms is always set) and the stored fired set.
+local meta = redis.call('HMGET', KEYS[1], 'ttl_ms', 'fired', 'fired_version')
+if not meta[1] then return { 'NOT_FOUND' } end
+local previous = meta[2] or '[]'
+local stored_version = tonumber(meta[3] or '0')
 if tonumber(ARGV[1]) <= stored_version then return { 'OK', previous, 0 } end
 redis.call('HSET', KEYS[1], 'fired', ARGV[2], 'fired_version', ARGV[1])
 if ARGV[4] ~= '' then
