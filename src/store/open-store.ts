@@ -1,5 +1,6 @@
 // Opens the SQL store: real PostgreSQL through a pg pool when a URL is given, else embedded PGlite in a data directory.
 import { mkdir } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { createAuditRepository } from './audit-repository.ts';
@@ -7,7 +8,6 @@ import type { Database } from './database.ts';
 import { withDatabase } from './database-errors.ts';
 import { createExecutionsRepository } from './executions-repository.ts';
 import { migrateToLatest } from './migrate.ts';
-import { PgliteWorker } from './pglite-worker.ts';
 import { createRulesRepository } from './rules-repository.ts';
 import { createRulesetsRepository } from './rulesets-repository.ts';
 import type { Store } from './types.ts';
@@ -91,9 +91,9 @@ export async function openStore(options: OpenStoreOptions): Promise<SqlStore> {
   };
 }
 
-async function openPglite(dataDir: string): Promise<PgliteWorker> {
+async function openPglite(dataDir: string): Promise<PGlite> {
   if (!dataDir.startsWith('memory://')) await mkdir(dataDir, { recursive: true });
-  return PgliteWorker.open(dataDir);
+  return PGlite.create(dataDir);
 }
 
 function openPool(connectionString: string, max: number, onError: (error: unknown) => void): pg.Pool {
