@@ -22,6 +22,7 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts'],
           // Starts Kafka, the schema registry, Redis and PostgreSQL once; runs only when an integration file is selected.
           globalSetup: ['test/global-setup.ts'],
+          setupFiles: ['test/worker-setup.ts'],
         },
       },
     ],

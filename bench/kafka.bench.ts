@@ -17,9 +17,12 @@ import { Evaluator } from '../src/evaluation/evaluator.ts';
 import { RuleCatalog } from '../src/evaluation/rule-catalog.ts';
 import { BatchProcessor } from '../src/kafka/batch-processor.ts';
 import { evaluateWith, startKafkaPipeline } from '../src/kafka/index.ts';
+import { printProcessWarnings } from '../src/logger.ts';
 import { openStore, type SqlStore } from '../src/store/index.ts';
 import { mulberry32 } from './lib/prng.ts';
 
+// kafkajs's harmless negative-timeout warning would interleave with the report.
+printProcessWarnings();
 const { values: args } = parseArgs({
   options: {
     messages: { type: 'string', default: '50000' },

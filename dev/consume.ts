@@ -3,9 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
+import { printProcessWarnings } from '../src/logger.ts';
 import { devBrokers, readEndpoints } from './endpoints-file.ts';
 
 async function main(): Promise<void> {
+  printProcessWarnings();
   const { values, positionals } = parseArgs({ allowPositionals: true, options: { latest: { type: 'boolean', default: false } } });
   if (positionals.length > 1) throw new Error('usage: node dev/consume.ts [topic] [--latest]   (default topic: the results topic)');
   const brokers = await devBrokers(process.env);

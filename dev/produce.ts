@@ -2,12 +2,14 @@
 import { parseArgs } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { factMessageSchema } from '../src/contracts/kafka-messages.ts';
+import { printProcessWarnings } from '../src/logger.ts';
 import { devBrokers, readEndpoints } from './endpoints-file.ts';
 
 const USAGE = `usage: node dev/produce.ts '<fact message JSON>' [--key <key>] [--topic <topic>]
   e.g. node dev/produce.ts '{"facts":{"amount":150},"domain":"default"}'`;
 
 async function main(): Promise<void> {
+  printProcessWarnings();
   const { values, positionals } = parseArgs({ allowPositionals: true, options: { key: { type: 'string' }, topic: { type: 'string' } } });
   const [text] = positionals;
   if (text === undefined || positionals.length > 1) throw new Error(USAGE);

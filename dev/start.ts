@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { printProcessWarnings } from '../src/logger.ts';
 import { ENDPOINTS_FILE, removeEndpoints, writeEndpoints } from './endpoints-file.ts';
 import { freePorts } from './local-stack/free-port.ts';
 import { type LocalStack, startLocalStack } from './local-stack/index.ts';
@@ -12,6 +13,7 @@ const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const say = (line: string) => void process.stderr.write(`local stack: ${line}\n`);
 
 async function main(): Promise<void> {
+  printProcessWarnings();
   const stack = await startLocalStack();
   let service: ChildProcess | undefined;
   let stopping = false;

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger, logProcessWarnings } from '../../../src/logger.ts';
+import { createLogger, logProcessWarnings, printProcessWarnings } from '../../../src/logger.ts';
 
 function capture() {
   const lines: Record<string, unknown>[] = [];
@@ -44,5 +44,19 @@ describe('process warnings', () => {
     await emitted('-1795294483455 is a negative number.\nTimeout duration was set to 1.', 'TimeoutNegativeWarning');
     await emitted('kept', 'OtherWarning');
     expect(lines.map((line) => line.msg)).toEqual(['process warning: kept']);
+  });
+
+  it('print as Node does, without the negative-timeout warning, where no logger is set up', async () => {
+    const printed: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        printed.push(chunk.toString());
+        done();
+      },
+    });
+    printProcessWarnings(stream);
+    await emitted('-1795294483455 is a negative number.\nTimeout duration was set to 1.', 'TimeoutNegativeWarning');
+    await emitted('kept', 'OtherWarning');
+    expect(printed).toEqual([`(node:${process.pid}) OtherWarning: kept\n`]);
   });
 });
