@@ -27,6 +27,9 @@ export interface ExecutionWriterOptions {
 }
 
 const MAX_RETRY_DELAY_MS = 5_000;
+
+/** What one write covers: only full batches (a kick from record()), or also what is pending now (the timer, flush()). */
+type WriteScope = 'full batches' | 'all pending';
 /** Retention deletes this many batches at a time so one run never holds a huge lock or transaction. */
 const DELETE_SLICE = 100;
 
@@ -52,7 +55,7 @@ class BatchedExecutions implements ExecutionsRepository {
     this.#db = db;
     this.#options = options;
     this.#rowsPerInsert = Math.max(1, Math.min(options.batchSize, MAX_RECORDS_PER_BATCH));
-    this.#timer = setInterval(() => this.#writeInBackground(), options.flushMs);
+    this.#timer = setInterval(() => this.#writeInBackground('all pending'), options.flushMs);
     // The writer must never keep the process alive on its own; close() flushes what is left.
     this.#timer.unref();
   }
@@ -72,7 +75,7 @@ class BatchedExecutions implements ExecutionsRepository {
       // Deferred so the caller's request never pays for building the INSERT.
       setImmediate(() => {
         this.#kickScheduled = false;
-        this.#writeInBackground();
+        this.#writeInBackground('full batches');
       });
     }
   }
@@ -90,7 +93,7 @@ class BatchedExecutions implements ExecutionsRepository {
   async flush(): Promise<void> {
     // A write already under way may have started before the newest records: loop until nothing is left.
     while (this.#pending.size > 0 || this.#writing !== undefined) {
-      await withDatabase(() => this.#write());
+      await withDatabase(() => this.#write('all pending'));
     }
   }
 
@@ -112,14 +115,14 @@ class BatchedExecutions implements ExecutionsRepository {
     await this.flush();
   }
 
-  #writeInBackground(): void {
+  #writeInBackground(what: WriteScope): void {
     if (this.#pending.size === 0 || this.#writing !== undefined || Date.now() < this.#retryAt) return;
-    this.#write().catch((error: unknown) => this.#options.onError(error));
+    this.#write(what).catch((error: unknown) => this.#options.onError(error));
   }
 
   /** Joins the write under way or starts one; a failure leaves the records pending and backs the timer off. */
-  #write(): Promise<void> {
-    this.#writing ??= this.#drain().then(
+  #write(what: WriteScope): Promise<void> {
+    this.#writing ??= this.#drain(what).then(
       () => {
         this.#writing = undefined;
         this.#failures = 0;
@@ -135,8 +138,14 @@ class BatchedExecutions implements ExecutionsRepository {
     return this.#writing;
   }
 
-  async #drain(): Promise<void> {
-    while (this.#pending.size > 0) {
+  /**
+   * Writes full batches while there are enough pending records; 'all pending' also writes the records pending when it
+   * starts. Records arriving meanwhile wait for a full batch or the next tick: writing them at once kept batches at
+   * the few dozen that arrive during one insert, and the fixed cost of each write then dominated.
+   */
+  async #drain(what: WriteScope): Promise<void> {
+    let owed = what === 'all pending' ? this.#pending.size : 0;
+    while (this.#pending.size >= this.#rowsPerInsert || (owed > 0 && this.#pending.size > 0)) {
       const batch: ExecutionRecord[] = [];
       const prepared: PreparedExecution[] = [];
       let chars = 0;
@@ -158,6 +167,7 @@ class BatchedExecutions implements ExecutionsRepository {
         if (batch.length === this.#rowsPerInsert || chars >= MAX_BATCH_CHARS) break;
       }
       if (batch.length === 0) continue;
+      owed -= batch.length;
       await insertBatch(this.#db, await encodeBatch(prepared));
       for (const execution of batch) {
         // A record re-recorded under the same id while this batch was in flight stays pending for the next batch.

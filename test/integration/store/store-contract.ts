@@ -473,6 +473,37 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
         expect(await store.executions.get(records[0]?.execution_id ?? '')).toEqual(records[0]);
       });
 
+      it('writes full batches while records keep arriving, leaving the rest for the timer or a flush', async () => {
+        const domain = `steady-${randomUUID()}`;
+        const { rows: last } = await sql<{ id: string | number | null }>`select max(batch_id) as id from execution_batches`.execute(
+          store.db,
+        );
+        const after = Number(last[0]?.id ?? 0);
+        const batchSizes = async (): Promise<number[]> => {
+          const { rows } = await sql<{ n: number }>`
+            select record_count as n from execution_batches where batch_id > ${after} order by batch_id
+          `.execute(store.db);
+          return rows.map((row) => Number(row.n));
+        };
+        // The timer is a minute away: only record()'s kicks write until the flush.
+        const { repository, errors } = writer({ batchSize: 100, flushMs: 60_000 });
+        const records = Array.from({ length: 1_050 }, (_, i) => execution({ domain, facts: { i } }));
+        for (const record of records) {
+          repository.record(record);
+          // One record per turn of the event loop, so records keep arriving while a batch is being written.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        for (let waited = 0; repository.pendingCount() > 50 && waited < 10_000; waited += 10) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        expect(await batchSizes()).toEqual(Array.from({ length: 10 }, () => 100));
+        expect(repository.pendingCount()).toBe(50);
+        await repository.close();
+        expect(errors).toEqual([]);
+        expect(await batchSizes()).toEqual([...Array.from({ length: 10 }, () => 100), 50]);
+        expect(await domainRecords(domain)).toHaveLength(1_050);
+      });
+
       it('writes in the background through the store with the default batch size', async () => {
         const domain = `background-${randomUUID()}`;
         const records = Array.from({ length: 1_200 }, () => execution({ domain }));
