@@ -2,10 +2,12 @@
 // with 1,000 rules, on the same broker and the same preloaded facts; then end-to-end latency at a moderate fixed rate.
 // Usage: npm run bench:kafka [-- --messages 50000 --rounds 3 --rate 500 --seconds 10 --variants pglite,postgres,unrecorded
 // --cpu-profile DIR]. KAFKA_BROKERS picks a running broker, else the local stack starts one; DATABASE_URL records executions
-// in PostgreSQL instead of in-memory PGlite. --cpu-profile writes one .cpuprofile per timed contender and round.
+// in PostgreSQL instead of PGlite (in a temporary data directory, as the service keeps it on disk). --cpu-profile writes
+// one .cpuprofile per timed contender and round.
 import { randomUUID } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Admin, type EachBatchPayload, Kafka, logLevel, Partitioners } from 'kafkajs';
@@ -310,8 +312,11 @@ async function main(): Promise<void> {
       })),
     });
 
-    // The service's default store (embedded PGlite) and, when a server answers, PostgreSQL; the same 1,000 rules in each.
-    const pglite = await openStore({ dataDir: 'memory://' });
+    // The service's default store (embedded PGlite in a data directory on disk) and, when a server answers, PostgreSQL;
+    // the same 1,000 rules in each.
+    const dataDir = await mkdtemp(join(tmpdir(), 'rules-kafka-bench-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const pglite = await openStore({ dataDir });
     cleanups.push(() => pglite.close());
     await createRules(pglite);
     const pgliteCatalog = await RuleCatalog.open({ rules: pglite.rules });
