@@ -47,8 +47,9 @@ export function executionIdKey(id: string): number | undefined {
 const FIRST_STORABLE_MS = Date.parse('0001-01-01T00:00:00.000Z');
 const LAST_STORABLE_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
-/** A record as a batch holds it: its JSON text, the key of its id and its created_at in milliseconds. */
+/** A record as a batch holds it: its id, its JSON text, the key of its id and its created_at in milliseconds. */
 export interface PreparedExecution {
+  id: string;
   json: string;
   key: number;
   createdMs: number;
@@ -83,7 +84,7 @@ export function prepareExecution(execution: ExecutionRecord): PreparedExecution 
       revision: execution.revision,
       created_at: execution.created_at,
     });
-    return { json, key, createdMs };
+    return { id: execution.execution_id, json, key, createdMs };
   } catch (error) {
     // A BigInt or a cycle in the facts.
     throw new AppError('VALIDATION_ERROR', `execution ${execution.execution_id} is not JSON-serializable`, { cause: error });

@@ -41,8 +41,11 @@ class BatchedExecutions implements ExecutionsRepository {
   readonly #db: Kysely<Database>;
   readonly #options: ExecutionWriterOptions;
   readonly #rowsPerInsert: number;
-  /** Recorded but not yet committed, in recording order; a record leaves only after its INSERT commits. */
-  readonly #pending = new Map<string, ExecutionRecord>();
+  /**
+   * Recorded but not yet committed, in recording order, already serialized; a record leaves only after its INSERT
+   * commits. Serialized at once so a request's objects die young instead of surviving collections until their batch.
+   */
+  readonly #pending = new Map<string, PreparedExecution>();
   readonly #timer: NodeJS.Timeout;
   #writing: Promise<void> | undefined;
   #kickScheduled = false;
@@ -62,7 +65,17 @@ class BatchedExecutions implements ExecutionsRepository {
 
   record(execution: ExecutionRecord): void {
     if (this.#closed) this.#options.onError(new Error(`execution ${execution.execution_id} was recorded after the store was closed`));
-    this.#pending.set(execution.execution_id, execution);
+    let prepared: PreparedExecution;
+    try {
+      prepared = prepareExecution(execution);
+    } catch (error) {
+      // Storing can never succeed (a cycle or a BigInt in the facts, an id that is not a UUID): report it and let it go.
+      this.#options.onError(
+        new AppError('VALIDATION_ERROR', `execution ${execution.execution_id} cannot be stored and was dropped`, { cause: error }),
+      );
+      return;
+    }
+    this.#pending.set(execution.execution_id, prepared);
     // Never drop: past the warning level the record is still kept, and the operator is told once.
     if (this.#pending.size > this.#options.backlogWarning && !this.#backlogReported) {
       this.#backlogReported = true;
@@ -82,7 +95,7 @@ class BatchedExecutions implements ExecutionsRepository {
 
   async get(id: string): Promise<ExecutionRecord | undefined> {
     const pending = this.#pending.get(id);
-    if (pending !== undefined) return pending;
+    if (pending !== undefined) return JSON.parse(pending.json) as ExecutionRecord;
     return withDatabase(() => findInBatches(this.#db, id));
   }
 
@@ -146,32 +159,19 @@ class BatchedExecutions implements ExecutionsRepository {
   async #drain(what: WriteScope): Promise<void> {
     let owed = what === 'all pending' ? this.#pending.size : 0;
     while (this.#pending.size >= this.#rowsPerInsert || (owed > 0 && this.#pending.size > 0)) {
-      const batch: ExecutionRecord[] = [];
-      const prepared: PreparedExecution[] = [];
+      const batch: PreparedExecution[] = [];
       let chars = 0;
-      for (const execution of this.#pending.values()) {
-        let record: PreparedExecution;
-        try {
-          record = prepareExecution(execution);
-        } catch (error) {
-          // Retrying can never succeed (a cycle or a BigInt in the facts, an id that is not a UUID): report it and let it go.
-          this.#pending.delete(execution.execution_id);
-          this.#options.onError(
-            new AppError('VALIDATION_ERROR', `execution ${execution.execution_id} cannot be stored and was dropped`, { cause: error }),
-          );
-          continue;
-        }
-        batch.push(execution);
-        prepared.push(record);
-        chars += record.json.length;
+      for (const prepared of this.#pending.values()) {
+        batch.push(prepared);
+        chars += prepared.json.length;
         if (batch.length === this.#rowsPerInsert || chars >= MAX_BATCH_CHARS) break;
       }
       if (batch.length === 0) continue;
       owed -= batch.length;
-      await insertBatch(this.#db, await encodeBatch(prepared));
-      for (const execution of batch) {
+      await insertBatch(this.#db, await encodeBatch(batch));
+      for (const prepared of batch) {
         // A record re-recorded under the same id while this batch was in flight stays pending for the next batch.
-        if (this.#pending.get(execution.execution_id) === execution) this.#pending.delete(execution.execution_id);
+        if (this.#pending.get(prepared.id) === prepared) this.#pending.delete(prepared.id);
       }
       if (this.#pending.size <= this.#options.backlogWarning / 2) this.#backlogReported = false;
     }

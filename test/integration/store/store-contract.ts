@@ -552,6 +552,9 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
         const big = execution({ facts: { n: 10n } });
         const badId = execution({ execution_id: 'not-a-uuid' });
         for (const record of [good, withNul, cyclic, big, badId]) repository.record(record);
+        // Reported when recorded, before any write.
+        expect(errors).toHaveLength(3);
+        expect(repository.pendingCount()).toBe(2);
         await repository.flush();
         await repository.close();
         expect(errors.map((error) => (error as AppError).message)).toEqual([
@@ -562,6 +565,19 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
         expect(await store.executions.get(good.execution_id)).toEqual(good);
         expect(await store.executions.get(withNul.execution_id)).toEqual(withNul);
         expect(await store.executions.get(cyclic.execution_id)).toBeUndefined();
+      });
+
+      it('keeps a record as it was when recorded, whatever the caller changes afterwards', async () => {
+        const { repository } = writer({ flushMs: 60_000 });
+        const facts = { amount: 10, tags: ['a'] };
+        const recorded = execution({ facts });
+        repository.record(recorded);
+        facts.amount = 99;
+        facts.tags.push('b');
+        const expected = { ...recorded, facts: { amount: 10, tags: ['a'] } };
+        expect(await repository.get(recorded.execution_id)).toEqual(expected);
+        await repository.close();
+        expect(await findInBatches(store.db, recorded.execution_id)).toEqual(expected);
       });
 
       it('keeps accepting past the backlog warning, and warns once', async () => {
