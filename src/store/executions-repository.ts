@@ -166,7 +166,6 @@ class BatchedExecutions implements ExecutionsRepository {
         chars += prepared.json.length;
         if (batch.length === this.#rowsPerInsert || chars >= MAX_BATCH_CHARS) break;
       }
-      if (batch.length === 0) continue;
       owed -= batch.length;
       await insertBatch(this.#db, await encodeBatch(batch));
       for (const prepared of batch) {
