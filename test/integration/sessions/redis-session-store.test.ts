@@ -30,6 +30,29 @@ async function keysMatching(admin: Redis, pattern: string): Promise<string[]> {
   return found.sort();
 }
 
+/**
+ * Opens a store under a key prefix of its own and an admin connection before the enclosing describe's tests, hands both
+ * to `use`, and removes the prefix's keys and closes both after them. Returns the prefix.
+ */
+function storeUnderOwnPrefix(use: (store: RedisSessionStore, admin: Redis) => void): string {
+  const ownPrefix = `test:${randomUUID()}:`;
+  let store: RedisSessionStore | undefined;
+  let admin: Redis | undefined;
+  beforeAll(async () => {
+    store = await openRedisSessionStore({ url, keyPrefix: ownPrefix });
+    admin = new Redis(url);
+    use(store, admin);
+  });
+  afterAll(async () => {
+    if (admin !== undefined) {
+      await removeAll(admin, `${ownPrefix}*`);
+      admin.disconnect();
+    }
+    await store?.close();
+  });
+  return ownPrefix;
+}
+
 sessionStoreContract('Redis', {
   open: () => openRedisSessionStore({ url, keyPrefix: prefix }),
   cleanup: async () => {
@@ -43,18 +66,11 @@ sessionStoreContract('Redis', {
 });
 
 describe('Redis session store change per fact id', () => {
-  const changesPrefix = `test:${randomUUID()}:`;
   let store: RedisSessionStore;
   let admin: Redis;
-
-  beforeAll(async () => {
-    store = await openRedisSessionStore({ url, keyPrefix: changesPrefix });
-    admin = new Redis(url);
-  });
-  afterAll(async () => {
-    await removeAll(admin, `${changesPrefix}*`);
-    admin.disconnect();
-    await store.close();
+  const changesPrefix = storeUnderOwnPrefix((opened, connection) => {
+    store = opened;
+    admin = connection;
   });
 
   it('keeps it in the session hash-tagged changes hash, expiring with the session, until retract or delete', async () => {
@@ -86,18 +102,11 @@ describe('Redis session store change per fact id', () => {
 });
 
 describe('Redis session store TTLs', () => {
-  const ttlPrefix = `test:${randomUUID()}:`;
   let store: RedisSessionStore;
   let admin: Redis;
-
-  beforeAll(async () => {
-    store = await openRedisSessionStore({ url, keyPrefix: ttlPrefix });
-    admin = new Redis(url);
-  });
-  afterAll(async () => {
-    await removeAll(admin, `${ttlPrefix}*`);
-    admin.disconnect();
-    await store.close();
+  const ttlPrefix = storeUnderOwnPrefix((opened, connection) => {
+    store = opened;
+    admin = connection;
   });
 
   it('gives every key a write creates the session TTL even when the write does not refresh it', async () => {
@@ -214,24 +223,17 @@ describe('Redis session store TTLs', () => {
 });
 
 describe('Redis session store totals', () => {
-  const totalsPrefix = `test:${randomUUID()}:`;
   let store: RedisSessionStore;
   let admin: Redis;
+  const totalsPrefix = storeUnderOwnPrefix((opened, connection) => {
+    store = opened;
+    admin = connection;
+  });
   const specs = [
     { id: 'n', fn: 'count' as const },
     { id: 'spend', fn: 'sum' as const },
     { id: 'mean', fn: 'avg' as const, windowMs: 60_000 },
   ];
-
-  beforeAll(async () => {
-    store = await openRedisSessionStore({ url, keyPrefix: totalsPrefix });
-    admin = new Redis(url);
-  });
-  afterAll(async () => {
-    await removeAll(admin, `${totalsPrefix}*`);
-    admin.disconnect();
-    await store.close();
-  });
 
   async function open(now: number): Promise<string> {
     const id = `s-${randomUUID()}`;
@@ -332,25 +334,18 @@ describe('Redis session store totals', () => {
 });
 
 describe('Redis session store against the in-process store', () => {
-  const differentialPrefix = `test:${randomUUID()}:`;
   let store: RedisSessionStore;
   let admin: Redis;
+  const differentialPrefix = storeUnderOwnPrefix((opened, connection) => {
+    store = opened;
+    admin = connection;
+  });
   const specs = [
     { id: 'n', fn: 'count' as const, windowMs: 10_000 },
     { id: 's', fn: 'sum' as const, windowMs: 5_000 },
     { id: 'lo', fn: 'min' as const, windowMs: 8_000 },
     { id: 'hi', fn: 'max' as const },
   ];
-
-  beforeAll(async () => {
-    store = await openRedisSessionStore({ url, keyPrefix: differentialPrefix });
-    admin = new Redis(url);
-  });
-  afterAll(async () => {
-    await removeAll(admin, `${differentialPrefix}*`);
-    admin.disconnect();
-    await store.close();
-  });
 
   type Step =
     | { kind: 'add'; factId: string; ageMs: number; value: number }
