@@ -21,22 +21,25 @@ export function createLogger(level: LogLevel, destination: pino.DestinationStrea
 // kafkajs 2.2 arms a timer with a negative delay whenever no broker throttle is active; Node clamps it to 1 ms and warns.
 const HARMLESS_WARNINGS = new Set(['TimeoutNegativeWarning']);
 
+/** Replaces Node's printing of process warnings with `handle`, which never sees the harmless ones. */
+function onProcessWarning(handle: (warning: Error) => void): void {
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) => {
+    if (!HARMLESS_WARNINGS.has(warning.name)) handle(warning);
+  });
+}
+
 /**
  * For processes without a logger (benchmarks, dev scripts, the test runner): prints warnings as Node does, without the
  * harmless ones.
  */
 export function printProcessWarnings(stream: NodeJS.WritableStream = process.stderr): void {
-  process.removeAllListeners('warning');
-  process.on('warning', (warning) => {
-    if (!HARMLESS_WARNINGS.has(warning.name)) stream.write(`(node:${process.pid}) ${warning.name}: ${warning.message}\n`);
-  });
+  onProcessWarning((warning) => stream.write(`(node:${process.pid}) ${warning.name}: ${warning.message}\n`));
 }
 
 /** Process warnings become JSON log lines like everything else (Node prints them as plain text on stderr by default). */
 export function logProcessWarnings(logger: Logger): void {
-  process.removeAllListeners('warning');
-  process.on('warning', (warning) => {
-    if (HARMLESS_WARNINGS.has(warning.name)) return;
-    logger.warn({ warning: { name: warning.name, message: warning.message } }, `process warning: ${warning.message}`);
-  });
+  onProcessWarning((warning) =>
+    logger.warn({ warning: { name: warning.name, message: warning.message } }, `process warning: ${warning.message}`),
+  );
 }
