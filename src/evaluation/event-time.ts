@@ -17,7 +17,8 @@ export function eventTimeOf(event: unknown, field: string, arrivalMs: number): n
   if (value === undefined || value === null) return arrivalMs;
   if (typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= MAX_EPOCH_MS) return value;
   if (typeof value === 'string' && ISO_8601.test(value) && realDate(value)) {
-    const ms = Date.parse(value.replace(' ', 'T').toUpperCase());
+    // The usual form (T and Z in capitals) parses as it is.
+    const ms = Date.parse(value[10] === ' ' || /[tz]/.test(value) ? value.replace(' ', 'T').toUpperCase() : value);
     if (Number.isFinite(ms)) return ms;
   }
   throw new AppError(
@@ -28,8 +29,15 @@ export function eventTimeOf(event: unknown, field: string, arrivalMs: number): n
 
 /** Date.parse rolls 2024-02-30 over to March; the calendar date must exist. */
 function realDate(text: string): boolean {
-  const [year, month, day] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
-  return new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day && month >= 1 && month <= 12;
+  const year = Number(text.slice(0, 4));
+  const month = Number(text.slice(5, 7));
+  const day = Number(text.slice(8, 10));
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month);
+}
+
+function daysIn(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
 function describe(value: unknown): string {

@@ -23,6 +23,15 @@ describe('eventTimeOf', () => {
     expect(eventTimeOf({ timestamp: '2024-05-01' }, 'timestamp', ARRIVAL)).toBe(Date.UTC(2024, 4, 1));
   });
 
+  it('knows the calendar: leap days only in leap years, no 31st in a 30-day month', () => {
+    expect(eventTimeOf({ timestamp: '2024-02-29T00:00:00Z' }, 'timestamp', ARRIVAL)).toBe(Date.UTC(2024, 1, 29));
+    expect(eventTimeOf({ timestamp: '2000-02-29' }, 'timestamp', ARRIVAL)).toBe(Date.UTC(2000, 1, 29));
+    expect(eventTimeOf({ timestamp: '2024-12-31T23:59:59Z' }, 'timestamp', ARRIVAL)).toBe(Date.UTC(2024, 11, 31, 23, 59, 59));
+    for (const value of ['2023-02-29', '1900-02-29T00:00:00Z', '2024-04-31', '2024-00-10', '2024-06-00']) {
+      expect(refusal({ timestamp: value }).code, value).toBe('VALIDATION_ERROR');
+    }
+  });
+
   it('reads epoch milliseconds', () => {
     expect(eventTimeOf({ timestamp: 1_714_564_800_000 }, 'timestamp', ARRIVAL)).toBe(1_714_564_800_000);
     expect(eventTimeOf({ timestamp: 0 }, 'timestamp', ARRIVAL)).toBe(0);
