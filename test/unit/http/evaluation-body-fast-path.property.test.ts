@@ -97,7 +97,9 @@ describe.each([
       { numRuns: 5_000 },
     );
     // The property says something only if the fast path took a fair share of the bodies.
-    expect(accepted).toBeGreaterThan(200);
+    // Bulk bodies pass about 230 times in 5,000 (evaluate ones about 420): 100 leaves room for chance, none for a
+    // generator that stopped producing acceptable bodies.
+    expect(accepted).toBeGreaterThan(100);
   });
 
   it('leaves Fastify the same body or the same error as the schema alone', () => {
