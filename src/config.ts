@@ -64,6 +64,8 @@ export interface Config {
   readonly redis: { readonly url: string | undefined };
   readonly sessions: {
     readonly maxFacts: number;
+    /** Facts of Redis sessions an instance keeps a copy of (each cached session counts one more); 0: none. */
+    readonly cacheFacts: number;
     /** Fact field (a path) holding a session fact's event time: ISO 8601 or epoch ms; absent, arrival time. */
     readonly timestampField: string;
   };
@@ -231,6 +233,7 @@ const envSchema = z.object({
   SCHEMA_REGISTRY_URL: url(/^https?:$/),
   REDIS_URL: url(/^rediss?:$/),
   RULES_SESSION_MAX_FACTS: integer(1, 10_000_000, 10_000),
+  RULES_SESSION_CACHE_FACTS: integer(0, 100_000_000, 100_000),
   RULES_SESSION_TIMESTAMP_FIELD: optional(z.string().trim().min(1).max(256, 'must be at most 256 characters')).transform(
     (value) => value ?? 'timestamp',
   ),
@@ -279,7 +282,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       schemaRegistryUrl: e.SCHEMA_REGISTRY_URL,
     },
     redis: { url: e.REDIS_URL },
-    sessions: { maxFacts: e.RULES_SESSION_MAX_FACTS, timestampField: e.RULES_SESSION_TIMESTAMP_FIELD },
+    sessions: {
+      maxFacts: e.RULES_SESSION_MAX_FACTS,
+      cacheFacts: e.RULES_SESSION_CACHE_FACTS,
+      timestampField: e.RULES_SESSION_TIMESTAMP_FIELD,
+    },
     shutdownTimeoutMs: e.RULES_SHUTDOWN_TIMEOUT,
   });
 }

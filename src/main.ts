@@ -63,6 +63,7 @@ async function main(): Promise<void> {
   // Session working memory: Redis when configured (every instance shares it), else this process only.
   const sessionStore = await openSessionStore({
     redisUrl: config.redis.url,
+    cacheFacts: config.sessions.cacheFacts,
     onError: (error) => logger.warn({ err: error }, 'Redis connection error; sessions answer UNAVAILABLE until it returns'),
   });
   if (config.redis.url === undefined) {

@@ -4,15 +4,7 @@ import type { Explanation } from '../contracts/evaluation.ts';
 import { type Accumulator, type RuleEngine, renderAggregate } from '../engine/index.ts';
 import { AppError } from '../errors.ts';
 import { DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS } from '../sessions/session-limits.ts';
-import type {
-  AccumulatorSpec,
-  Aggregates,
-  AggregatesAsOf,
-  Contribution,
-  FiredChange,
-  SessionInfo,
-  SessionStore,
-} from '../sessions/session-store.ts';
+import type { AccumulatorSpec, Aggregates, Contribution, FiredChange, SessionInfo, SessionStore } from '../sessions/session-store.ts';
 import type { ExecutionsRepository, RulesetsRepository } from '../store/types.ts';
 import type { EvaluationObserver, Facts } from './evaluator.ts';
 import { eventTimeOf } from './event-time.ts';
@@ -139,19 +131,37 @@ function decodePart(part: string): string | undefined {
   return part.startsWith('.') ? Buffer.from(part.slice(1), 'base64url').toString('utf8') : part;
 }
 
+type EvaluationResult = ReturnType<RuleEngine['evaluate']>;
+
+/** The store calls `fire` with the aggregates of the write it applies (perhaps more than once): the last call counts. */
+class LatestEvaluation {
+  readonly #engine: RuleEngine;
+  readonly #domain: string;
+  readonly #fact: Facts;
+  #latest: { aggregates: Aggregates; result: EvaluationResult } | undefined;
+
+  constructor(engine: RuleEngine, domain: string, fact: Facts) {
+    this.#engine = engine;
+    this.#domain = domain;
+    this.#fact = fact;
+  }
+
+  readonly fire = (aggregates: Aggregates): readonly number[] => {
+    const result = this.#engine.evaluate(this.#fact, { domain: this.#domain, aggregates });
+    this.#latest = { aggregates, result };
+    return result.fired_rules;
+  };
+
+  /** The evaluation on these aggregates: the one `fire` made for them, else a new one (a duplicate, or no fact removed). */
+  of(aggregates: Aggregates): EvaluationResult {
+    if (this.#latest?.aggregates === aggregates) return this.#latest.result;
+    return this.#engine.evaluate(this.#fact, { domain: this.#domain, aggregates });
+  }
+}
+
 /** The id of the session a stream keeps for one message key over one domain. */
 export function streamSessionId(domain: string, key: string): string {
   return `stream:${idPart(domain)}:${idPart(key)}`;
-}
-
-/** A sum past Number.MAX_VALUE is Infinity, which JSON cannot carry: it is shown as null rather than refusing the write. */
-function storable(aggregates: AggregatesAsOf): AggregatesAsOf {
-  const values = Object.values(aggregates.values);
-  if (values.every((value) => value === null || Number.isFinite(value))) return aggregates;
-  const finite = Object.fromEntries(
-    Object.entries(aggregates.values).map(([id, value]) => [id, value !== null && Number.isFinite(value) ? value : null]),
-  );
-  return { values: finite, asOf: aggregates.asOf };
 }
 
 function sessionNotFound(id: string): AppError {
@@ -304,66 +314,62 @@ export class SessionEvaluator {
     const started = performance.now();
     const scope = await this.#scopeOf(sessionId);
     const engine = this.#options.catalog.engine;
-    const specs = this.#specsOf(engine, scope.domain);
-    const now = this.#clock();
-    const retracted = await this.#options.sessions.retractFact(sessionId, factId, { specs, now });
+    const evaluation = new LatestEvaluation(engine, scope.domain, {});
+    const retracted = await this.#options.sessions.retractFact(sessionId, factId, {
+      specs: this.#specsOf(engine, scope.domain),
+      now: this.#clock(),
+      fire: evaluation.fire,
+    });
     if (retracted === undefined) throw sessionNotFound(sessionId);
     if (!retracted.removed) throw new AppError('NOT_FOUND', `Session '${sessionId}' holds no fact '${factId}'.`);
-    // A retraction is not a fact write: it stores no change (and the store dropped the retracted fact's).
-    const outcome = await this.#evaluate(engine, sessionId, scope, factId, {}, retracted, started, { replaced: false, now });
-    if (outcome === undefined) throw sessionNotFound(sessionId);
-    return outcome;
+    // A retraction is not a fact write: it stores no change under a fact id (and the store dropped the retracted fact's).
+    return this.#finish(engine, sessionId, scope, factId, {}, evaluation.of(retracted.aggregates), retracted, false, false, started);
   }
 
   async #add(sessionId: string, scope: Scope, factId: string, event: Facts, started: number): Promise<SessionEvaluation | undefined> {
     const engine = this.#options.catalog.engine;
     const accumulators = engine.accumulators(scope.domain);
     const now = this.#clock();
-    const eventTimeMs = eventTimeOf(event, this.#timestampField, now);
+    const evaluation = new LatestEvaluation(engine, scope.domain, event);
     const added = await this.#options.sessions.addFact(sessionId, {
       factId,
       fact: event,
-      eventTimeMs,
+      eventTimeMs: eventTimeOf(event, this.#timestampField, now),
       contributions: contributionsOf(accumulators, event),
       specs: this.#specsOf(engine, scope.domain),
       now,
       maxFacts: this.#options.maxFacts,
+      fire: evaluation.fire,
     });
     if (added === undefined) return undefined;
-    return this.#evaluate(engine, sessionId, scope, factId, event, added, started, {
-      replaced: added.replaced,
-      now,
-      storeChangeAs: factId,
-      duplicate: added.duplicate ? { change: added.change } : undefined,
-    });
+    // A duplicate reports the change its first add stored; its rules are evaluated here, as the store applied nothing.
+    return this.#finish(
+      engine,
+      sessionId,
+      scope,
+      factId,
+      event,
+      evaluation.of(added.aggregates),
+      added,
+      added.replaced,
+      added.duplicate,
+      started,
+    );
   }
 
-  /**
-   * Evaluates the rules over the aggregates a write returned, stores the fired set (with the change, under the add's fact
-   * id) and records the execution. A duplicate with a stored change reports that change and stores nothing; one without
-   * (its first writer stopped before storing the fired set) stores it now, as an ordinary write would.
-   */
-  async #evaluate(
+  /** Records the execution of a write the store applied (with the fired set its evaluation gave) and builds the answer. */
+  #finish(
     engine: RuleEngine,
     sessionId: string,
     scope: Scope,
     factId: string,
     fact: Facts,
-    written: { aggregates: Aggregates; factCount: number; version: number },
+    result: EvaluationResult,
+    written: { factCount: number; change: FiredChange },
+    replaced: boolean,
+    duplicate: boolean,
     started: number,
-    write: {
-      replaced: boolean;
-      /** The `now` the store evaluated the aggregates at. */
-      now: number;
-      storeChangeAs?: string;
-      duplicate?: { change: FiredChange | undefined } | undefined;
-    },
-  ): Promise<SessionEvaluation | undefined> {
-    const result = engine.evaluate(fact, { domain: scope.domain, aggregates: written.aggregates });
-    const aggregates = { values: written.aggregates, asOf: write.now };
-    const change =
-      write.duplicate?.change ?? (await this.#storeFired(sessionId, result.fired_rules, written.version, write.storeChangeAs, aggregates));
-    if (change === undefined) return undefined;
+  ): SessionEvaluation {
     const wallMs = this.#clock();
     const executionId = newExecutionId(wallMs);
     this.#options.executions.record({
@@ -378,7 +384,7 @@ export class SessionEvaluator {
       created_at: iso(wallMs),
     });
     this.#options.observer?.('session', result);
-    const { activated, deactivated } = change;
+    const { activated, deactivated } = written.change;
     this.#options.writes?.written(sessionId, written.factCount, activated.length > 0 || deactivated.length > 0);
     return {
       session_id: sessionId,
@@ -391,27 +397,9 @@ export class SessionEvaluator {
       deactivated,
       fact_count: written.factCount,
       revision: engine.revision,
-      replaced: write.replaced,
-      duplicate: write.duplicate !== undefined,
+      replaced,
+      duplicate,
     };
-  }
-
-  /**
-   * Stores the fired set for a version with the aggregates it came from; the change is against the fired set stored
-   * before. Undefined: session gone.
-   */
-  async #storeFired(
-    sessionId: string,
-    fired: number[],
-    version: number,
-    factId: string | undefined,
-    aggregates: AggregatesAsOf,
-  ): Promise<FiredChange | undefined> {
-    const stored = await this.#options.sessions.setFired(sessionId, fired, version, factId, storable(aggregates));
-    if (stored === undefined) return undefined;
-    const previous = new Set(stored.previous);
-    const now = new Set(fired);
-    return { activated: fired.filter((id) => !previous.has(id)), deactivated: stored.previous.filter((id) => !now.has(id)) };
   }
 
   #specsOf(engine: RuleEngine, domain: string): readonly AccumulatorSpec[] {

@@ -2,21 +2,25 @@
 
 export interface SessionKeys {
   /**
-   * Hash: ruleset_id, created_at, expires_at, ttl_ms, version, fired, fired_version, aggregates and aggregates_at (stored
-   * with the fired set), specs (last registered list).
+   * Hash: ruleset_id, created_at, expires_at, ttl_ms, stamp (of the latest write), version, watermark (latest now of any
+   * write), fired and fired_version, aggregates and aggregates_at (stored with the fired set).
    */
   readonly meta: string;
   /** Hash: fact_id -> fact JSON. */
   readonly facts: string;
-  /** Hash: fact_id -> JSON {t: event time, c: [[accumulator id, value], ...]}. */
+  /** Hash: fact_id -> JSON {t: event time, c: [[accumulator id, value], ...]}, numbers as strings. */
   readonly contributions: string;
-  /** Hash: `<accumulator id>:n` count and `<accumulator id>:s` sum of contributions currently counted. */
-  readonly totals: string;
-  /** Set: accumulator ids of every specs list an add registered (once per list), so delete finds their ordered sets. */
-  readonly accumulators: string;
-  /** Hash: fact_id -> JSON {activated, deactivated}: the fired-set change its applied write caused, for re-sends. */
+  /** Hash: fact_id -> JSON {activated, deactivated}: the fired-set change its applied add caused, for re-sends. */
   readonly changes: string;
+  /**
+   * List: `<stamp> <fact id>` of the latest writes (create: `<stamp> `), oldest first, at most SESSION_LOG_LENGTH, so a
+   * copy a few writes behind reads only the facts they touched.
+   */
+  readonly log: string;
 }
+
+/** Writes the log keeps; write-session.lua trims to this many. */
+export const SESSION_LOG_LENGTH = 64;
 
 export function sessionKeys(prefix: string, id: string): SessionKeys {
   const base = `${prefix}session:{${id}}`;
@@ -24,18 +28,27 @@ export function sessionKeys(prefix: string, id: string): SessionKeys {
     meta: `${base}:meta`,
     facts: `${base}:facts`,
     contributions: `${base}:contrib`,
-    totals: `${base}:totals`,
-    accumulators: `${base}:accs`,
     changes: `${base}:changes`,
+    log: `${base}:log`,
   };
 }
 
-/** Sorted set of `<fact id>|<value>` by event time, for window eviction (the value is what leaves the sum). */
-export function windowKey(prefix: string, id: string, accumulatorId: string): string {
-  return `${prefix}session:{${id}}:acc:${accumulatorId}:time`;
+/**
+ * Keys an earlier layout kept running totals in (a totals hash, an accumulator id set naming per-accumulator sorted
+ * sets). Nothing reads or writes them any more; delete removes them with the session and they expire with it otherwise.
+ */
+export interface LegacySessionKeys {
+  readonly totals: string;
+  readonly accumulators: string;
+  /** The two sorted sets of one accumulator id found in the `accumulators` set. */
+  readonly perAccumulator: (accumulatorId: string) => readonly string[];
 }
 
-/** Sorted set of fact ids by contributed value, for min and max. */
-export function valueKey(prefix: string, id: string, accumulatorId: string): string {
-  return `${prefix}session:{${id}}:acc:${accumulatorId}:value`;
+export function legacySessionKeys(prefix: string, id: string): LegacySessionKeys {
+  const base = `${prefix}session:{${id}}`;
+  return {
+    totals: `${base}:totals`,
+    accumulators: `${base}:accs`,
+    perAccumulator: (accumulatorId) => [`${base}:acc:${accumulatorId}:time`, `${base}:acc:${accumulatorId}:value`],
+  };
 }

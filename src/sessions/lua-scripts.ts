@@ -1,17 +1,13 @@
-// Lua sources read once at startup; add-fact and retract-fact share accumulators.lua, prepended here.
+// Lua sources read once at startup.
 import { readFileSync } from 'node:fs';
 
 function read(name: string): string {
   return readFileSync(new URL(`./lua/${name}`, import.meta.url), 'utf8');
 }
 
-const shared = read('accumulators.lua');
-
 export const LUA_SCRIPTS = {
   sessionCreate: read('create-session.lua'),
-  sessionAddFact: `${shared}\n${read('add-fact.lua')}`,
-  sessionRetractFact: `${shared}\n${read('retract-fact.lua')}`,
-  sessionSetFired: read('set-fired.lua'),
+  sessionWrite: read('write-session.lua'),
 } as const;
 
 export type LuaScriptName = keyof typeof LUA_SCRIPTS;

@@ -1,4 +1,4 @@
-// A binary heap ordered by a comparator; the in-process session store keeps window and min/max members in them.
+// A binary heap ordered by a comparator; the working memory keeps min/max members in them.
 
 export class MinHeap<T> {
   readonly #items: T[] = [];
@@ -16,6 +16,11 @@ export class MinHeap<T> {
 
   peek(): T | undefined {
     return this.#items[0];
+  }
+
+  /** Every item, in no particular order. */
+  values(): T[] {
+    return [...this.#items];
   }
 
   push(item: T): void {

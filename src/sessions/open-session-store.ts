@@ -9,6 +9,8 @@ export interface OpenSessionStoreOptions {
   /** Prefix for every Redis key; default `rules:`. */
   readonly keyPrefix?: string;
   readonly connectTimeoutMs?: number;
+  /** Facts the Redis store may keep cached (RULES_SESSION_CACHE_FACTS). */
+  readonly cacheFacts?: number;
   readonly onError?: (error: Error) => void;
 }
 
@@ -19,5 +21,6 @@ export async function openSessionStore(options: OpenSessionStoreOptions): Promis
     keyPrefix: options.keyPrefix ?? 'rules:',
     ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
     ...(options.onError === undefined ? {} : { onError: options.onError }),
+    ...(options.cacheFacts === undefined ? {} : { cacheFacts: options.cacheFacts }),
   });
 }

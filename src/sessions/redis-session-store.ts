@@ -1,21 +1,14 @@
-// Working memory in Redis: every write is one Lua script per session, so any instance can serve any session.
+// Working memory in Redis, cached per session in process memory: Redis holds the facts and every write, so any instance
+// can serve any session; the cache spares each write reading or recomputing the working memory in Redis.
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis, type RedisOptions } from 'ioredis';
 import { AppError } from '../errors.ts';
-import { aggregateValue } from './aggregate-value.ts';
-import { type SessionKeys, sessionKeys, valueKey, windowKey } from './keys.ts';
+import { aggregatesJson, firedChange } from './fired-change.ts';
+import { legacySessionKeys, SESSION_LOG_LENGTH, sessionKeys } from './keys.ts';
 import { LUA_SCRIPTS, type LuaScriptName } from './lua-scripts.ts';
 import { toSessionStoreError } from './redis-errors.ts';
-import {
-  checkAggregates,
-  checkContributions,
-  checkId,
-  checkMaxFacts,
-  checkSpecs,
-  checkTime,
-  checkTtl,
-  sessionExists,
-  sessionFull,
-} from './session-limits.ts';
+import { checkAddFact, checkId, checkRetractFact, checkTime, checkTtl, sessionExists, sessionFull } from './session-limits.ts';
 import type {
   AccumulatorSpec,
   AddFactInput,
@@ -29,8 +22,8 @@ import type {
   SessionInfo,
   SessionSnapshot,
   SessionStore,
-  SetFiredResult,
 } from './session-store.ts';
+import { type StoredFact, WorkingMemory } from './working-memory.ts';
 
 export interface RedisSessionStoreOptions {
   /** redis:// or rediss:// URL. */
@@ -41,21 +34,47 @@ export interface RedisSessionStoreOptions {
   readonly connectTimeoutMs?: number;
   /** Connection errors as they happen (ioredis reconnects by itself); default: ignored. */
   readonly onError?: (error: Error) => void;
+  /** Facts the session cache may hold (each cached session counts one more); default DEFAULT_CACHE_FACTS. */
+  readonly cacheFacts?: number;
 }
+
+export const DEFAULT_CACHE_FACTS = 100_000;
+
+/** Writes that lost to another instance are worked out again on a fresh copy at most this many times. */
+const MAX_ATTEMPTS = 50;
 
 type ScriptCommand = (numberOfKeys: number, ...args: (string | number)[]) => Promise<unknown>;
 
-/** What an add derives from one specs array, kept while the array lives (the evaluator passes the same one each time). */
-interface PreparedSpecs {
-  readonly byId: Map<string, AccumulatorSpec>;
-  readonly json: string;
-  /** Three script arguments per spec (id, fn, windowMs or 0), so the scripts decode no JSON for them. */
+/** What a write learns from write-session.lua: applied (with a touch's stored change), gone, or to be worked out again. */
+type WriteReply = { readonly status: 'OK'; readonly stored: string } | { readonly status: 'NOT_FOUND' | 'RETRY' };
+
+/** One write of a call: its eleven script arguments, and how to answer its caller. */
+interface PendingWrite {
   readonly args: readonly string[];
-  /** Script keys per session id; bounded, as session ids come and go. */
-  readonly keys: Map<string, string[]>;
+  readonly specs: readonly AccumulatorSpec[];
+  readonly resolve: (reply: WriteReply) => void;
+  readonly reject: (error: unknown) => void;
 }
 
-const MAX_CACHED_KEY_LISTS = 10_000;
+/** Script arguments per write (write-session.lua). */
+const WRITE_ARGS = 11;
+
+/** This instance's copy of one session's working memory, as of the write that stored `stamp`. */
+interface CachedSession {
+  readonly memory: WorkingMemory;
+  /** The stamp of the latest write applied to the copy: the next write builds on it. */
+  stamp: string;
+  /** The fired set stored with that write. */
+  fired: readonly number[];
+  /** Writes of this copy not answered yet: on the wire, or waiting in `pending`. */
+  inFlight: number;
+  /** Writes worked out since the last call went out, sent together in one call at the end of the tick. */
+  pending: PendingWrite[];
+  /** The copy's stamp before the first pending write: the stamp that call names. */
+  base: string;
+  /** write-session.lua's keys. */
+  readonly keys: readonly string[];
+}
 
 /** Options that make commands fail fast while Redis is away and reconnect forever in the background. */
 export function sessionRedisOptions(connectTimeoutMs: number): RedisOptions {
@@ -79,18 +98,28 @@ export async function openRedisSessionStore(options: RedisSessionStoreOptions): 
       resolve();
     });
   });
-  return new RedisSessionStore(client, options.keyPrefix ?? '');
+  return new RedisSessionStore(client, options.keyPrefix ?? '', options.cacheFacts === undefined ? {} : { cacheFacts: options.cacheFacts });
 }
 
 export class RedisSessionStore implements SessionStore {
   readonly #client: Redis;
   readonly #prefix: string;
-  readonly #prepared = new WeakMap<readonly AccumulatorSpec[], PreparedSpecs>();
+  readonly #cacheFacts: number;
+  /** Cached sessions, least recently used first. */
+  readonly #cache = new Map<string, CachedSession>();
+  /** Facts in the cache, plus one per cached session. */
+  #cachedWeight = 0;
+  /** Reads of sessions under way, so writes that find no copy share one. */
+  readonly #loading = new Map<string, Promise<CachedSession | undefined>>();
+  /** Stamps are this instance's random prefix and a counter, so no two writes anywhere store the same one. */
+  readonly #stampPrefix = randomBytes(9).toString('base64url');
+  #stampCounter = 0;
 
   /** Takes ownership of the client: close() quits it. */
-  constructor(client: Redis, keyPrefix: string) {
+  constructor(client: Redis, keyPrefix: string, options: { readonly cacheFacts?: number } = {}) {
     this.#client = client;
     this.#prefix = keyPrefix;
+    this.#cacheFacts = options.cacheFacts ?? DEFAULT_CACHE_FACTS;
     for (const [name, lua] of Object.entries(LUA_SCRIPTS)) {
       // defineCommand sends EVALSHA and falls back to EVAL when the server lost the script cache.
       client.defineCommand(name, { lua });
@@ -106,8 +135,8 @@ export class RedisSessionStore implements SessionStore {
     const keys = sessionKeys(this.#prefix, input.id);
     const created = await this.#run(
       'sessionCreate',
-      [keys.meta],
-      [input.rulesetId, String(input.now), String(input.now + ttlMs), String(ttlMs)],
+      [keys.meta, keys.log],
+      [input.rulesetId, String(input.now), String(input.now + ttlMs), String(ttlMs), this.#nextStamp()],
     );
     if (created !== 1) throw sessionExists(input.id);
     return { id: input.id, rulesetId: input.rulesetId, createdAt: input.now, expiresAt: input.now + ttlMs, factCount: 0 };
@@ -138,102 +167,89 @@ export class RedisSessionStore implements SessionStore {
   async delete(id: string): Promise<boolean> {
     checkId('session id', id);
     const keys = sessionKeys(this.#prefix, id);
+    const legacy = legacySessionKeys(this.#prefix, id);
+    this.#forget(id);
     return this.#guard(async () => {
-      const accumulatorIds = await this.#client.smembers(keys.accumulators);
-      const accumulatorKeys = accumulatorIds.flatMap((a) => [windowKey(this.#prefix, id, a), valueKey(this.#prefix, id, a)]);
+      const accumulatorIds = await this.#client.smembers(legacy.accumulators);
       // All keys share the `{id}` hash tag, so one multi-key DEL is cluster-safe.
-      const fixed = [keys.meta, keys.facts, keys.contributions, keys.totals, keys.accumulators, keys.changes];
-      const deleted = await this.#client.del(...fixed, ...accumulatorKeys);
+      const deleted = await this.#client.del(
+        keys.meta,
+        keys.facts,
+        keys.contributions,
+        keys.changes,
+        keys.log,
+        legacy.totals,
+        legacy.accumulators,
+        ...accumulatorIds.flatMap(legacy.perAccumulator),
+      );
       return deleted > 0;
     });
   }
 
   async addFact(id: string, input: AddFactInput): Promise<AddFactResult | undefined> {
-    checkId('session id', id);
-    checkId('fact id', input.factId);
-    checkTime('eventTimeMs', input.eventTimeMs);
-    checkTime('now', input.now);
-    checkMaxFacts(input.maxFacts);
-    const prepared = this.#prepare(input.specs);
-    checkContributions(input.contributions, prepared.byId);
-    const factJson = JSON.stringify(input.fact);
-    if (factJson === undefined) throw new AppError('VALIDATION_ERROR', 'The fact must be a JSON value.');
-    const record = JSON.stringify({
-      t: String(input.eventTimeMs),
-      c: input.contributions.map((c) => [c.accumulatorId, String(c.value)]),
+    const fact = checkAddFact(id, input);
+    return this.#apply<AddFactResult>(id, (session) => {
+      const { memory } = session;
+      const before = memory.facts.size;
+      const outcome = memory.add(input.factId, fact, input.specs, input.now, input.maxFacts);
+      const aggregates = memory.aggregates(input.specs);
+      // Read now: later writes may change the copy while this one is on the wire.
+      const { version } = memory;
+      const factCount = memory.facts.size;
+      if (outcome.kind !== 'added') {
+        // A full session or a duplicate changes nothing, but only a copy known to be current may say so.
+        const kind = outcome.kind === 'full' ? 'check' : 'touch';
+        return {
+          reply: this.#send(id, session, input.specs, [kind, String(input.now), input.factId]),
+          answer: (stored: string): AddFactResult => {
+            if (outcome.kind === 'full') throw sessionFull(id, input.maxFacts);
+            const change = stored === '' ? { activated: [], deactivated: [] } : parseChange(stored);
+            return { aggregates, factCount, replaced: false, oldFact: undefined, version, duplicate: true, change };
+          },
+        };
+      }
+      const fired = this.#fire(id, session, input.fire, aggregates);
+      const change = firedChange(session.fired, fired);
+      this.#weigh(id, session, memory.facts.size - before);
+      const extra = [fact.json, contributionRecord(fact), JSON.stringify(change)];
+      const { old } = outcome;
+      return {
+        reply: this.#write(id, session, input.specs, 'add', input.now, input.factId, fired, aggregates, extra),
+        answer: (): AddFactResult => ({
+          aggregates,
+          factCount,
+          replaced: old !== undefined,
+          oldFact: old === undefined ? undefined : JSON.parse(old.json),
+          version,
+          duplicate: false,
+          change,
+        }),
+      };
     });
-    const reply = await this.#run('sessionAddFact', this.#scriptKeys(id, input.specs, prepared), [
-      input.factId,
-      factJson,
-      record,
-      prepared.json,
-      String(input.now),
-      String(input.maxFacts),
-      ...prepared.args,
-    ]);
-    const parts = asArray(reply);
-    if (parts[0] === 'NOT_FOUND') return undefined;
-    if (parts[0] === 'FULL') throw sessionFull(id, input.maxFacts);
-    const oldJson = String(parts[4] ?? '');
-    const changeJson = String(parts[6] ?? '');
-    return {
-      factCount: Number(parts[1]),
-      version: Number(parts[2]),
-      replaced: Number(parts[3]) === 1,
-      oldFact: oldJson === '' ? undefined : JSON.parse(oldJson),
-      duplicate: Number(parts[5]) === 1,
-      change: changeJson === '' ? undefined : parseChange(changeJson),
-      aggregates: readAggregates(input.specs, parts.slice(7)),
-    };
   }
 
   async retractFact(id: string, factId: string, input: RetractFactInput): Promise<RetractFactResult | undefined> {
-    checkId('session id', id);
-    checkId('fact id', factId);
-    checkTime('now', input.now);
-    const prepared = this.#prepare(input.specs);
-    const reply = await this.#run('sessionRetractFact', this.#scriptKeys(id, input.specs, prepared), [
-      factId,
-      String(input.now),
-      ...prepared.args,
-    ]);
-    const parts = asArray(reply);
-    if (parts[0] === 'NOT_FOUND') return undefined;
-    return {
-      factCount: Number(parts[1]),
-      version: Number(parts[2]),
-      removed: Number(parts[3]) === 1,
-      aggregates: readAggregates(input.specs, parts.slice(4)),
-    };
-  }
-
-  async setFired(
-    id: string,
-    fired: readonly number[],
-    version: number,
-    factId?: string,
-    aggregates?: AggregatesAsOf,
-  ): Promise<SetFiredResult | undefined> {
-    checkId('session id', id);
-    if (factId !== undefined) checkId('fact id', factId);
-    if (aggregates !== undefined) checkAggregates(aggregates);
-    if (!Number.isInteger(version) || version < 0) throw new AppError('VALIDATION_ERROR', 'version must be a non-negative integer.');
-    const keys = sessionKeys(this.#prefix, id);
-    const parts = asArray(
-      await this.#run(
-        'sessionSetFired',
-        [keys.meta, keys.changes],
-        [
-          String(version),
-          JSON.stringify(fired),
-          factId ?? '',
-          aggregates === undefined ? '' : JSON.stringify(aggregates.values),
-          aggregates === undefined ? '' : String(aggregates.asOf),
-        ],
-      ),
-    );
-    if (parts[0] === 'NOT_FOUND') return undefined;
-    return { previous: parseFired(String(parts[1])), applied: Number(parts[2]) === 1 };
+    checkRetractFact(id, factId, input);
+    return this.#apply<RetractFactResult>(id, (session) => {
+      const { memory } = session;
+      const removed = memory.retract(factId, input.specs, input.now);
+      const aggregates = memory.aggregates(input.specs);
+      const { version } = memory;
+      const factCount = memory.facts.size;
+      if (removed === undefined) {
+        return {
+          reply: this.#send(id, session, input.specs, ['check', String(input.now), factId]),
+          answer: () => ({ aggregates, factCount, removed: false, version, change: { activated: [], deactivated: [] } }),
+        };
+      }
+      const fired = this.#fire(id, session, input.fire, aggregates);
+      const change = firedChange(session.fired, fired);
+      this.#weigh(id, session, -1);
+      return {
+        reply: this.#write(id, session, input.specs, 'retract', input.now, factId, fired, aggregates, []),
+        answer: () => ({ aggregates, factCount, removed: true, version, change }),
+      };
+    });
   }
 
   async ping(): Promise<boolean> {
@@ -245,6 +261,8 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async close(): Promise<void> {
+    this.#cache.clear();
+    this.#cachedWeight = 0;
     try {
       await this.#client.quit();
     } catch {
@@ -253,25 +271,205 @@ export class RedisSessionStore implements SessionStore {
     }
   }
 
-  /** Validates a specs array once and keeps what every add derives from it (specs are never mutated once passed). */
-  #prepare(specs: readonly AccumulatorSpec[]): PreparedSpecs {
-    let prepared = this.#prepared.get(specs);
-    if (prepared === undefined) {
-      prepared = { byId: checkSpecs(specs), json: specsJson(specs), args: specArgs(specs), keys: new Map() };
-      this.#prepared.set(specs, prepared);
+  /**
+   * Works a write out on the session's copy (`work` applies it and queues it in one synchronous step) until Redis takes
+   * it, then answers with what the accepted attempt worked out; undefined when the session is gone.
+   */
+  async #apply<T>(
+    id: string,
+    work: (session: CachedSession) => { reply: Promise<WriteReply>; answer: (stored: string) => T },
+  ): Promise<T | undefined> {
+    for (let attempt = 1; ; attempt += 1) {
+      const session = this.#cache.get(id) ?? (await this.#read(id));
+      if (session === undefined) return undefined;
+      const { reply, answer } = work(session);
+      const written = await reply;
+      if (written.status === 'NOT_FOUND') return undefined;
+      if (written.status === 'OK') return answer(written.stored);
+      await backOff(id, attempt);
     }
-    return prepared;
   }
 
-  #scriptKeys(id: string, specs: readonly AccumulatorSpec[], prepared: PreparedSpecs): string[] {
-    const cached = prepared.keys.get(id);
-    if (cached !== undefined) return cached;
-    const keys: SessionKeys = sessionKeys(this.#prefix, id);
-    const fixed = [keys.meta, keys.facts, keys.contributions, keys.totals, keys.accumulators, keys.changes];
-    const list = fixed.concat(specs.flatMap((s) => [windowKey(this.#prefix, id, s.id), valueKey(this.#prefix, id, s.id)]));
-    if (prepared.keys.size >= MAX_CACHED_KEY_LISTS) prepared.keys.clear();
-    prepared.keys.set(id, list);
-    return list;
+  /** The session read into a new copy; writes that find no copy while a read is under way share it. */
+  #read(id: string): Promise<CachedSession | undefined> {
+    let loading = this.#loading.get(id);
+    if (loading === undefined) {
+      loading = this.#load(id).finally(() => this.#loading.delete(id));
+      this.#loading.set(id, loading);
+    }
+    return loading;
+  }
+
+  /** Reads the session's facts, contribution records and stamp in one transaction and caches the working memory. */
+  async #load(id: string): Promise<CachedSession | undefined> {
+    const keys = sessionKeys(this.#prefix, id);
+    const replies = await this.#guard(() =>
+      this.#client
+        .multi()
+        .hmget(keys.meta, 'ttl_ms', 'stamp', 'version', 'watermark', 'fired')
+        .hgetall(keys.facts)
+        .hgetall(keys.contributions)
+        .exec(),
+    );
+    const meta = replyValue(replies?.[0]) as (string | null)[] | undefined;
+    const factsJson = replyValue(replies?.[1]);
+    const records = replyValue(replies?.[2]);
+    if (meta?.[0] == null || !isStringRecord(factsJson) || !isStringRecord(records)) return undefined;
+    const facts = new Map<string, StoredFact>();
+    for (const [factId, json] of Object.entries(factsJson)) facts.set(factId, storedFact(json, records[factId]));
+    const watermark = meta[3] == null ? Number.NEGATIVE_INFINITY : Number(meta[3]);
+    const session: CachedSession = {
+      memory: new WorkingMemory(facts, Number(meta[2] ?? 0), watermark),
+      stamp: meta[1] ?? '',
+      fired: parseFired(meta[4] ?? '[]'),
+      inFlight: 0,
+      pending: [],
+      base: '',
+      keys: [keys.meta, keys.facts, keys.contributions, keys.changes, keys.log],
+    };
+    this.#forget(id);
+    this.#cache.set(id, session);
+    this.#weigh(id, session, facts.size + 1);
+    return session;
+  }
+
+  /** Calls `fire`; a throw leaves the copy ahead of Redis, so it is dropped. */
+  #fire(id: string, session: CachedSession, fire: (aggregates: Aggregates) => readonly number[], aggregates: Aggregates) {
+    try {
+      return fire(aggregates);
+    } catch (error) {
+      this.#forget(id, session);
+      throw error;
+    }
+  }
+
+  /** Sends an add or retract already applied to the copy, with a fresh stamp the copy then holds. */
+  #write(
+    id: string,
+    session: CachedSession,
+    specs: readonly AccumulatorSpec[],
+    kind: 'add' | 'retract',
+    now: number,
+    factId: string,
+    fired: readonly number[],
+    aggregates: Aggregates,
+    extra: readonly string[],
+  ): Promise<WriteReply> {
+    const stamp = this.#nextStamp();
+    const { memory } = session;
+    const args = [
+      kind,
+      String(now),
+      factId,
+      stamp,
+      String(memory.version),
+      String(memory.watermark),
+      JSON.stringify(fired),
+      aggregatesJson(aggregates),
+      ...extra,
+    ];
+    const sent = this.#send(id, session, specs, args);
+    session.stamp = stamp;
+    session.fired = fired;
+    return sent;
+  }
+
+  /**
+   * Queues a write for the call that goes out at the end of this tick, with every other write of this session's copy
+   * worked out meanwhile: one script call (and one round trip) for all of them.
+   */
+  #send(id: string, session: CachedSession, specs: readonly AccumulatorSpec[], args: readonly string[]): Promise<WriteReply> {
+    return new Promise<WriteReply>((resolve, reject) => {
+      if (session.pending.length === 0) {
+        session.base = session.stamp;
+        process.nextTick(() => void this.#flush(id, session));
+      }
+      session.pending.push({ args, specs, resolve, reject });
+      session.inFlight += 1;
+    });
+  }
+
+  /**
+   * Sends the pending writes in one call naming the stamp before the first. Refused (STALE, or BEHIND while other
+   * writes of the copy are still unanswered): the copy is dropped; BEHIND otherwise brings it up to date. Either way
+   * each write is then worked out again.
+   */
+  async #flush(id: string, session: CachedSession): Promise<void> {
+    const batch = session.pending;
+    session.pending = [];
+    const args = [session.base, String(SESSION_LOG_LENGTH)];
+    for (const write of batch) {
+      args.push(...write.args);
+      for (let i = write.args.length; i < WRITE_ARGS; i += 1) args.push('');
+    }
+    let answers: WriteReply[];
+    try {
+      const reply = asArray(await this.#run('sessionWrite', session.keys as string[], args)) as string[];
+      const unanswered = session.inFlight;
+      if (reply[0] === 'OK') {
+        answers = batch.map((_, i) => ({ status: 'OK', stored: reply[i + 1] ?? '' }));
+      } else {
+        if (reply[0] === 'BEHIND' && unanswered === batch.length && this.#cache.get(id) === session) {
+          this.#catchUp(id, session, reply, batch[0]?.specs ?? []);
+        } else {
+          this.#forget(id, session);
+        }
+        const refused: WriteReply = reply[0] === 'NOT_FOUND' ? { status: 'NOT_FOUND' } : { status: 'RETRY' };
+        answers = batch.map(() => refused);
+      }
+    } catch (error) {
+      // Unreachable Redis, or an answer this copy cannot apply: the copy goes, every write of the call fails.
+      this.#forget(id, session);
+      session.inFlight -= batch.length;
+      for (const write of batch) write.reject(error);
+      return;
+    }
+    session.inFlight -= batch.length;
+    batch.forEach((write, i) => {
+      write.resolve(answers[i] as WriteReply);
+    });
+  }
+
+  /** Applies what other writers changed (write-session.lua's BEHIND answer) to the copy, which then holds their stamp. */
+  #catchUp(id: string, session: CachedSession, reply: string[], specs: readonly AccumulatorSpec[]): void {
+    const { memory } = session;
+    const before = memory.facts.size;
+    const watermark = reply[3] === '' || reply[3] === undefined ? memory.watermark : Math.max(memory.watermark, Number(reply[3]));
+    for (let i = 5; i + 2 < reply.length; i += 3) {
+      const factId = reply[i] as string;
+      const json = reply[i + 1] ?? '';
+      if (json === '') memory.retract(factId, specs, watermark);
+      else memory.add(factId, storedFact(json, reply[i + 2] || undefined), specs, watermark, Number.POSITIVE_INFINITY);
+    }
+    memory.version = Number(reply[2]);
+    session.stamp = reply[1] ?? '';
+    session.fired = parseFired(reply[4] ?? '[]');
+    this.#weigh(id, session, memory.facts.size - before);
+  }
+
+  /** Marks the session most recently used and adds `delta` to the cache's weight, dropping the least recently used. */
+  #weigh(id: string, session: CachedSession, delta: number): void {
+    if (this.#cache.get(id) !== session) return;
+    this.#cache.delete(id);
+    this.#cache.set(id, session);
+    this.#cachedWeight += delta;
+    for (const [oldest, cached] of this.#cache) {
+      if (this.#cachedWeight <= this.#cacheFacts || oldest === id) break;
+      this.#forget(oldest, cached);
+    }
+  }
+
+  /** Drops the cached copy (only `session` when given: a newer copy read meanwhile stays). */
+  #forget(id: string, session?: CachedSession): void {
+    const cached = this.#cache.get(id);
+    if (cached === undefined || (session !== undefined && cached !== session)) return;
+    this.#cache.delete(id);
+    this.#cachedWeight -= cached.memory.facts.size + 1;
+  }
+
+  #nextStamp(): string {
+    this.#stampCounter += 1;
+    return `${this.#stampPrefix}.${this.#stampCounter.toString(36)}`;
   }
 
   async #run(name: LuaScriptName, keys: string[], args: string[]): Promise<unknown> {
@@ -290,25 +488,32 @@ export class RedisSessionStore implements SessionStore {
   }
 }
 
-function specsJson(specs: readonly AccumulatorSpec[]): string {
-  return JSON.stringify(specs.map((s) => [s.id, s.fn, s.windowMs ?? 0]));
+/** Another instance wrote the session meanwhile: a short random pause keeps two busy writers from colliding again. */
+async function backOff(id: string, attempt: number): Promise<void> {
+  if (attempt >= MAX_ATTEMPTS) {
+    throw new AppError('UNAVAILABLE', `Session '${id}' is being written by other instances too often to apply this write; retry.`);
+  }
+  if (attempt > 1) await sleep(Math.random() * Math.min(2 ** attempt, 50));
 }
 
-function specArgs(specs: readonly AccumulatorSpec[]): string[] {
-  return specs.flatMap((s) => [s.id, s.fn, String(s.windowMs ?? 0)]);
+/** The contribution record Redis keeps beside the fact: numbers as strings, so none is rounded on the way. */
+function contributionRecord(fact: StoredFact): string {
+  let pairs = '';
+  for (const [accumulatorId, value] of fact.contributions) {
+    pairs += `${pairs === '' ? '' : ','}["${accumulatorId}","${String(value)}"]`;
+  }
+  return `{"t":"${String(fact.eventTimeMs)}","c":[${pairs}]}`;
 }
 
-function readAggregates(specs: readonly AccumulatorSpec[], values: unknown[]): Aggregates {
-  const aggregates: Aggregates = {};
-  specs.forEach((spec, i) => {
-    const extreme = String(values[i * 3 + 2] ?? '');
-    aggregates[spec.id] = aggregateValue(spec, {
-      count: Number(values[i * 3]),
-      sum: Number(values[i * 3 + 1]),
-      extreme: extreme === '' ? undefined : Number(extreme),
-    });
-  });
-  return aggregates;
+/** A stored fact back from its JSON and contribution record (absent: it contributes nothing). */
+function storedFact(json: string, record: string | undefined): StoredFact {
+  if (record === undefined) return { json, eventTimeMs: 0, contributions: [] };
+  const parsed = JSON.parse(record) as { t: string; c: [string, string][] };
+  return {
+    json,
+    eventTimeMs: Number(parsed.t),
+    contributions: parsed.c.map(([accumulatorId, value]) => [accumulatorId, Number(value)] as const),
+  };
 }
 
 function asArray(reply: unknown): unknown[] {
@@ -334,7 +539,7 @@ function idList(value: unknown): number[] {
   return Array.isArray(value) ? value.filter((n): n is number => typeof n === 'number') : [];
 }
 
-/** Meta `aggregates` and `aggregates_at`; undefined when set-fired stored none. Non-numbers read as null. */
+/** Meta `aggregates` and `aggregates_at`; undefined before the first write. Non-numbers read as null. */
 function parseAggregates(json: string | undefined, at: string | undefined): AggregatesAsOf | undefined {
   if (json === undefined || at === undefined) return undefined;
   const parsed = JSON.parse(json) as Record<string, unknown>;

@@ -1,6 +1,7 @@
 // Input checks both stores share, so the two implementations refuse exactly the same things.
 import { AppError } from '../errors.ts';
-import type { AccumulatorSpec, AggregatesAsOf, Contribution } from './session-store.ts';
+import type { AccumulatorSpec, AddFactInput, Contribution, RetractFactInput } from './session-store.ts';
+import type { StoredFact } from './working-memory.ts';
 
 export const DEFAULT_TTL_SECONDS = 3600;
 export const MAX_TTL_SECONDS = 7 * 24 * 3600;
@@ -9,7 +10,7 @@ export const MAX_TTL_SECONDS = 7 * 24 * 3600;
 const ID_PATTERN = /^[A-Za-z0-9._:-]{1,200}$/;
 const FUNCTIONS = new Set(['count', 'sum', 'avg', 'min', 'max']);
 
-/** A write refreshes a session's TTL only once its expiry is more than this behind now + ttl (accumulators.lua agrees). */
+/** A write refreshes a session's TTL only once its expiry is more than this behind now + ttl (write-session.lua agrees). */
 export function refreshSlackMs(ttlMs: number): number {
   return Math.floor(ttlMs / 16);
 }
@@ -26,7 +27,12 @@ export function checkTtl(ttlSeconds: number): void {
   }
 }
 
+/** Specs arrays already checked (callers never mutate one once passed), with their specs by id. */
+const checkedSpecs = new WeakMap<readonly AccumulatorSpec[], Map<string, AccumulatorSpec>>();
+
 export function checkSpecs(specs: readonly AccumulatorSpec[]): Map<string, AccumulatorSpec> {
+  const checked = checkedSpecs.get(specs);
+  if (checked !== undefined) return checked;
   const byId = new Map<string, AccumulatorSpec>();
   for (const spec of specs) {
     checkId('accumulator id', spec.id);
@@ -37,7 +43,28 @@ export function checkSpecs(specs: readonly AccumulatorSpec[]): Map<string, Accum
     }
     byId.set(spec.id, spec);
   }
+  checkedSpecs.set(specs, byId);
   return byId;
+}
+
+/** Checks an add and returns the fact as the working memory stores it. */
+export function checkAddFact(id: string, input: AddFactInput): StoredFact {
+  checkId('session id', id);
+  checkId('fact id', input.factId);
+  checkTime('eventTimeMs', input.eventTimeMs);
+  checkTime('now', input.now);
+  checkMaxFacts(input.maxFacts);
+  checkContributions(input.contributions, checkSpecs(input.specs));
+  const json = JSON.stringify(input.fact);
+  if (json === undefined) throw new AppError('VALIDATION_ERROR', 'The fact must be a JSON value.');
+  return { json, eventTimeMs: input.eventTimeMs, contributions: input.contributions.map((c) => [c.accumulatorId, c.value] as const) };
+}
+
+export function checkRetractFact(id: string, factId: string, input: RetractFactInput): void {
+  checkId('session id', id);
+  checkId('fact id', factId);
+  checkTime('now', input.now);
+  checkSpecs(input.specs);
 }
 
 export function checkContributions(contributions: readonly Contribution[], specs: ReadonlyMap<string, AccumulatorSpec>): void {
@@ -53,17 +80,6 @@ export function checkContributions(contributions: readonly Contribution[], specs
       throw new AppError('VALIDATION_ERROR', `Contribution to '${c.accumulatorId}' must be a finite number.`);
     }
     seen.add(c.accumulatorId);
-  }
-}
-
-/** Aggregates setFired stores: accumulator ids as for specs, values finite or null, a finite time. */
-export function checkAggregates(aggregates: AggregatesAsOf): void {
-  checkTime('aggregates asOf', aggregates.asOf);
-  for (const [accumulatorId, value] of Object.entries(aggregates.values)) {
-    checkId('accumulator id', accumulatorId);
-    if (value !== null && !Number.isFinite(value)) {
-      throw new AppError('VALIDATION_ERROR', `Aggregate of '${accumulatorId}' must be a finite number or null.`);
-    }
   }
 }
 

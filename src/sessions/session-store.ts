@@ -39,7 +39,7 @@ export interface SessionSnapshot extends SessionInfo {
   readonly firedRules: number[];
   /** Bumped by every add or retract. */
   readonly version: number;
-  /** The aggregates stored with the fired set (setFired); undefined when the stored fired set came without them. */
+  /** The aggregates the fired set was evaluated on; undefined before the first write. */
   readonly aggregates: AggregatesAsOf | undefined;
 }
 
@@ -75,6 +75,12 @@ export interface AddFactInput {
   readonly specs: readonly AccumulatorSpec[];
   readonly now: number;
   readonly maxFacts: number;
+  /**
+   * The rules that hold on the aggregates after this add (the ids of the fired rules). The store calls it while it
+   * applies the add and stores the fired set, and the change against the one before, in the same atomic step. It may be
+   * called more than once (a write that lost a race to another instance is applied again) and must not throw.
+   */
+  readonly fire: (aggregates: Aggregates) => readonly number[];
 }
 
 /** What one applied add changed in the session's fired set, against the fired set stored before it. */
@@ -90,21 +96,26 @@ export interface AddFactResult {
   readonly replaced: boolean;
   /** The replaced fact, when `replaced`. */
   readonly oldFact: unknown;
-  /** Session version after this write (unchanged by a duplicate); pass it to setFired. */
+  /** Session version after this write (unchanged by a duplicate). */
   readonly version: number;
   /**
    * True when the fact id was present with byte-identical fact JSON: nothing was applied again (no contribution, no
-   * event time, no version bump); windows were still evicted and the TTL refreshed.
+   * version bump, `fire` not called); windows were still evicted and the TTL refreshed.
    */
   readonly duplicate: boolean;
-  /** For a duplicate: the change setFired stored for this fact id when it was first applied; undefined when none was. */
-  readonly change: FiredChange | undefined;
+  /**
+   * What the add changed in the fired set; for a duplicate, the change stored when the fact was first applied (empty when
+   * a session written by an earlier version holds none).
+   */
+  readonly change: FiredChange;
 }
 
 export interface RetractFactInput {
   /** As for AddFactInput: never mutated once passed. */
   readonly specs: readonly AccumulatorSpec[];
   readonly now: number;
+  /** As for AddFactInput; called only when a fact is removed. */
+  readonly fire: (aggregates: Aggregates) => readonly number[];
 }
 
 export interface RetractFactResult {
@@ -112,13 +123,8 @@ export interface RetractFactResult {
   readonly factCount: number;
   readonly removed: boolean;
   readonly version: number;
-}
-
-export interface SetFiredResult {
-  /** The fired set stored before this call: the baseline for activated/deactivated. */
-  readonly previous: number[];
-  /** False when a newer version already stored its fired set (a concurrent writer won); nothing was changed. */
-  readonly applied: boolean;
+  /** What the retraction changed in the fired set; empty when nothing was removed. */
+  readonly change: FiredChange;
 }
 
 /**
@@ -134,25 +140,16 @@ export interface SessionStore {
   /** True when a session was deleted. */
   delete(id: string): Promise<boolean>;
   /**
-   * Adds or replaces a fact and applies its contributions; an identical re-send is a duplicate and applies nothing.
-   * Undefined when the session is unknown or expired.
+   * Adds or replaces a fact, applies its contributions, and stores the fired set `fire` gives with the aggregates (as of
+   * `now`) and, under the fact id, the change against the fired set before; an identical re-send is a duplicate, applies
+   * nothing and hands that change back. Undefined when the session is unknown or expired.
    */
   addFact(id: string, input: AddFactInput): Promise<AddFactResult | undefined>;
-  /** Removes a fact, its contributions and its stored change; undefined when the session is unknown or expired. */
-  retractFact(id: string, factId: string, input: RetractFactInput): Promise<RetractFactResult | undefined>;
   /**
-   * Stores the fired set computed for `version` unless a newer one is stored; undefined when the session is gone.
-   * With `factId` (an add's), an applied call also stores the change against the previous fired set under that fact id,
-   * in the same atomic step; addFact hands it back when the identical fact is sent again. An applied call also replaces
-   * the stored aggregates with `aggregates` (removes them when absent), so get shows the values the fired set came from.
+   * Removes a fact, its contributions and its stored change, and stores the fired set `fire` gives (no change is stored
+   * under a fact id: a retraction is not a fact write); undefined when the session is unknown or expired.
    */
-  setFired(
-    id: string,
-    fired: readonly number[],
-    version: number,
-    factId?: string,
-    aggregates?: AggregatesAsOf,
-  ): Promise<SetFiredResult | undefined>;
+  retractFact(id: string, factId: string, input: RetractFactInput): Promise<RetractFactResult | undefined>;
   /** True when the backing store answers. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

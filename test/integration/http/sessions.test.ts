@@ -594,25 +594,6 @@ describe.each(STORES)('sessions over HTTP with the $name store', ({ open }) => {
     expect((await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json()).toMatchObject({ fact_count: 3, version: 4 });
   });
 
-  it('stores the fired set at a re-send when the first add stopped before storing it', async () => {
-    const { rulesetId, ids } = await ruleset(t, [{ name: 'big', condition_dsl: gt('amount', 100) }]);
-    const id = await session(t, rulesetId);
-    // The first writer stored the fact and stopped before evaluating (a crash between the two steps).
-    const stored = await store.addFact(id, {
-      factId: 'x',
-      fact: { amount: 500 },
-      eventTimeMs: clock,
-      contributions: [],
-      specs: [],
-      now: clock,
-      maxFacts: 10,
-    });
-    expect(stored).toMatchObject({ duplicate: false, version: 1 });
-    expect(await add(id, 'x', { amount: 500 })).toMatchObject({ fired_rules: [ids.big], activated: [ids.big], duplicate: true });
-    expect((await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json()).toMatchObject({ active_rules: [ids.big], version: 1 });
-    expect(await add(id, 'x', { amount: 500 })).toMatchObject({ activated: [ids.big], duplicate: true });
-  });
-
   it('keeps an accumulate-only rule active across a retraction that leaves its aggregate true', async () => {
     const { rulesetId, ids } = await ruleset(t, [{ name: 'any', condition_dsl: count({ value: 1 }) }]);
     const id = await session(t, rulesetId);

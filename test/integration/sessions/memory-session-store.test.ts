@@ -12,7 +12,6 @@ function view(): SessionStore {
     delete: (id) => shared.delete(id),
     addFact: (id, input) => shared.addFact(id, input),
     retractFact: (id, factId, input) => shared.retractFact(id, factId, input),
-    setFired: (id, fired, version, factId, aggregates) => shared.setFired(id, fired, version, factId, aggregates),
     ping: () => shared.ping(),
     close: async () => {},
   };

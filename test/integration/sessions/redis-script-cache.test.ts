@@ -32,6 +32,7 @@ describe('Redis session store scripts', () => {
           specs: [{ id: 'n', fn: 'count' }],
           now: T0,
           maxFacts: 10,
+          fire: () => [],
         });
       await add('a');
       await admin.script('FLUSH');

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sessionKeys, valueKey, windowKey } from '../../../src/sessions/keys.ts';
+import { legacySessionKeys, sessionKeys } from '../../../src/sessions/keys.ts';
 import { MemorySessionStore } from '../../../src/sessions/memory-session-store.ts';
-import { openRedisSessionStore, type RedisSessionStore } from '../../../src/sessions/redis-session-store.ts';
+import { openRedisSessionStore, RedisSessionStore, sessionRedisOptions } from '../../../src/sessions/redis-session-store.ts';
 import { sessionStoreContract } from './session-store-contract.ts';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -65,143 +65,98 @@ sessionStoreContract('Redis', {
   },
 });
 
-describe('Redis session store change per fact id', () => {
+const none = (): number[] => [];
+
+describe('Redis session store layout', () => {
   let store: RedisSessionStore;
   let admin: Redis;
-  const changesPrefix = storeUnderOwnPrefix((opened, connection) => {
+  const layoutPrefix = storeUnderOwnPrefix((opened, connection) => {
     store = opened;
     admin = connection;
   });
 
-  it('keeps it in the session hash-tagged changes hash, expiring with the session, until retract or delete', async () => {
+  it('keeps facts, contribution records and changes in hash-tagged hashes expiring with the session', async () => {
     const id = `s-${randomUUID()}`;
     const now = Date.now();
     await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now });
-    const base = { fact: { n: 1 }, eventTimeMs: now, contributions: [], specs: [], now, maxFacts: 10 };
-    const a = await store.addFact(id, { ...base, factId: 'a' });
-    await store.setFired(id, [4, 5], a?.version ?? -1, 'a');
-    const b = await store.addFact(id, { ...base, factId: 'b' });
-    await store.setFired(id, [5], b?.version ?? -1, 'b');
+    const specs = [{ id: 'n', fn: 'count' as const, windowMs: 60_000 }];
+    const base = { eventTimeMs: now, contributions: [{ accumulatorId: 'n', value: 1 }], specs, now, maxFacts: 10 };
+    await store.addFact(id, { ...base, factId: 'a', fact: { n: 1 }, fire: () => [4, 5] });
+    await store.addFact(id, { ...base, factId: 'b', fact: { n: 2 }, fire: () => [5] });
 
-    const keys = sessionKeys(changesPrefix, id);
-    expect(keys.changes).toBe(`${changesPrefix}session:{${id}}:changes`);
+    const keys = sessionKeys(layoutPrefix, id);
+    expect(await keysMatching(admin, `${layoutPrefix}session:{${id}}*`)).toEqual(
+      [keys.meta, keys.facts, keys.contributions, keys.changes, keys.log].sort(),
+    );
+    // The log: the create's stamp, then each write's stamp and fact id; the latest is the session's stamp.
+    const log = await admin.lrange(keys.log, 0, -1);
+    expect(log.map((entry) => entry.slice(entry.indexOf(' ')))).toEqual([' ', ' a', ' b']);
+    expect(log.at(-1)?.split(' ')[0]).toBe(await admin.hget(keys.meta, 'stamp'));
+    expect(await admin.hgetall(keys.facts)).toEqual({ a: '{"n":1}', b: '{"n":2}' });
+    expect(await admin.hget(keys.contributions, 'a')).toBe(`{"t":"${now}","c":[["n","1"]]}`);
     expect(await admin.hgetall(keys.changes)).toEqual({
       a: '{"activated":[4,5],"deactivated":[]}',
       b: '{"activated":[],"deactivated":[4]}',
     });
-    const ttl = await admin.pttl(keys.changes);
-    expect(ttl).toBeGreaterThan(590_000);
-    expect(ttl).toBeLessThanOrEqual(600_000);
+    expect(await admin.hmget(keys.meta, 'version', 'fired', 'aggregates', 'aggregates_at', 'watermark')).toEqual([
+      '2',
+      '[5]',
+      '{"n":2}',
+      String(now),
+      String(now),
+    ]);
+    for (const key of [keys.meta, keys.facts, keys.contributions, keys.changes, keys.log]) {
+      const ttl = await admin.pttl(key);
+      expect({ key, live: ttl > 590_000 && ttl <= 600_000 }).toEqual({ key, live: true });
+    }
 
-    await store.retractFact(id, 'a', { specs: [], now });
+    // Retracting the only facts empties the hashes; adding again (no refresh due) creates them with the session TTL.
+    await store.retractFact(id, 'a', { specs, now: now + 1, fire: none });
     expect(await admin.hkeys(keys.changes)).toEqual(['b']);
-    expect(await keysMatching(admin, `${changesPrefix}session:{${id}}:*`)).toContain(keys.changes);
-    expect(await store.delete(id)).toBe(true);
-    expect(await keysMatching(admin, `${changesPrefix}session:{${id}}*`)).toEqual([]);
-  });
-});
-
-describe('Redis session store TTLs', () => {
-  let store: RedisSessionStore;
-  let admin: Redis;
-  const ttlPrefix = storeUnderOwnPrefix((opened, connection) => {
-    store = opened;
-    admin = connection;
-  });
-
-  it('gives every key a write creates the session TTL even when the write does not refresh it', async () => {
-    const id = `s-${randomUUID()}`;
-    const now = Date.now();
-    await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now });
-    const specs = [
-      { id: 'n', fn: 'count' as const, windowMs: 60_000 },
-      { id: 'hi', fn: 'max' as const },
-    ];
-    const add = (factId: string, at: number) =>
-      store.addFact(id, {
-        factId,
-        fact: { factId, at },
-        eventTimeMs: at,
-        contributions: [
-          { accumulatorId: 'n', value: 1 },
-          { accumulatorId: 'hi', value: at - now },
-        ],
-        specs,
-        now: at,
-        maxFacts: 10,
-      });
-    // Written at creation time: nothing is refreshed, yet facts, contributions, totals, accs and sorted sets are new.
-    await add('a', now);
-    // Retracting the only fact empties every key; adding again (still no refresh) creates them anew.
-    await store.retractFact(id, 'a', { specs, now: now + 1 });
-    await add('b', now + 2);
-    const keys = sessionKeys(ttlPrefix, id);
-    const all = [
-      keys.meta,
-      keys.facts,
-      keys.contributions,
-      keys.totals,
-      keys.accumulators,
-      windowKey(ttlPrefix, id, 'n'),
-      valueKey(ttlPrefix, id, 'hi'),
-    ];
-    for (const key of all) {
+    await store.retractFact(id, 'b', { specs, now: now + 2, fire: none });
+    await store.addFact(id, { ...base, factId: 'c', fact: { n: 3 }, now: now + 3, fire: none });
+    for (const key of [keys.facts, keys.contributions, keys.changes]) {
       const ttl = await admin.pttl(key);
       expect({ key, live: ttl > 590_000 && ttl <= 600_000 }).toEqual({ key, live: true });
     }
     expect((await store.get(id))?.expiresAt).toBe(now + 600_000);
-    expect(await keysMatching(admin, `${ttlPrefix}session:{${id}}:*`)).toEqual([...all].sort());
-    // Another specs list registers its ids once, so delete still finds every sorted set.
-    const lows = [{ id: 'lo', fn: 'min' as const }];
-    const low = {
-      fact: { low: true },
-      eventTimeMs: now,
-      contributions: [{ accumulatorId: 'lo', value: 3 }],
-      specs: lows,
-      now,
-      maxFacts: 10,
-    };
-    await store.addFact(id, { ...low, factId: 'c' });
-    await store.addFact(id, { ...low, factId: 'd' });
-    expect((await admin.smembers(keys.accumulators)).sort()).toEqual(['hi', 'lo', 'n']);
-    expect(await admin.pttl(valueKey(ttlPrefix, id, 'lo'))).toBeGreaterThan(590_000);
     expect(await store.delete(id)).toBe(true);
-    expect(await keysMatching(admin, `${ttlPrefix}session:{${id}}*`)).toEqual([]);
+    expect(await keysMatching(admin, `${layoutPrefix}session:{${id}}*`)).toEqual([]);
   });
 
-  it('evicts and retracts window members of the older layout (a bare fact id, its value in the contributions hash)', async () => {
+  it('reads a session an earlier layout wrote from its contribution records, and delete removes its other keys', async () => {
     const id = `s-${randomUUID()}`;
     const now = Date.now();
     await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now });
-    const specs = [
-      { id: 'spend', fn: 'sum' as const, windowMs: 60_000 },
-      { id: 'top', fn: 'max' as const, windowMs: 60_000 },
-    ];
-    const keys = sessionKeys(ttlPrefix, id);
-    // What an earlier version stored for two facts at `now` worth 5 and 7.
-    for (const [factId, amount] of [
-      ['a', '5'],
-      ['b', '7'],
+    const keys = sessionKeys(layoutPrefix, id);
+    const legacy = legacySessionKeys(layoutPrefix, id);
+    // What an earlier version stored for two facts worth 5 and 7 (no stamp, no watermark, running totals beside them).
+    await admin.hdel(keys.meta, 'stamp');
+    for (const [factId, amount, at] of [
+      ['a', '5', now - 50_000],
+      ['b', '7', now],
     ] as const) {
       await admin.hset(keys.facts, factId, JSON.stringify({ amount: Number(amount) }));
       await admin.hset(
         keys.contributions,
         factId,
         JSON.stringify({
-          t: String(now),
+          t: String(at),
           c: [
             ['spend', amount],
             ['top', amount],
           ],
         }),
       );
-      await admin.zadd(windowKey(ttlPrefix, id, 'spend'), now, factId);
-      await admin.zadd(windowKey(ttlPrefix, id, 'top'), now, factId);
-      await admin.zadd(valueKey(ttlPrefix, id, 'top'), amount, factId);
+      await admin.zadd(legacy.perAccumulator('spend')[0] ?? '', at, `${factId}|${amount}`);
     }
-    await admin.hset(keys.totals, 'spend:n', '2', 'spend:s', '12');
-    const retracted = await store.retractFact(id, 'b', { specs, now });
-    expect(retracted?.aggregates).toEqual({ spend: 5, top: 5 });
+    await admin.hset(legacy.totals, 'spend:n', '2', 'spend:s', '12');
+    await admin.sadd(legacy.accumulators, 'spend');
+    await admin.hset(keys.meta, 'version', '2');
+    const specs = [
+      { id: 'spend', fn: 'sum' as const, windowMs: 60_000 },
+      { id: 'top', fn: 'max' as const, windowMs: 60_000 },
+    ];
     const added = await store.addFact(id, {
       factId: 'c',
       fact: { amount: 2 },
@@ -213,123 +168,192 @@ describe('Redis session store TTLs', () => {
       specs,
       now: now + 30_000,
       maxFacts: 10,
+      fire: none,
     });
-    expect(added?.aggregates).toEqual({ spend: 7, top: 5 });
-    // 'a' leaves both windows; only 'c' (stored in the new layout) is left.
-    const later = await store.retractFact(id, 'none', { specs, now: now + 61_000 });
+    // 'a', 50 s before `now`, has left both 60 s windows by now + 30 s.
+    expect(added).toMatchObject({ version: 3, factCount: 3, aggregates: { spend: 9, top: 7 } });
+    const later = await store.retractFact(id, 'none', { specs, now: now + 61_000, fire: none });
     expect(later?.aggregates).toEqual({ spend: 2, top: 2 });
-    expect(await admin.zrange(windowKey(ttlPrefix, id, 'spend'), '0', '-1')).toEqual(['c|2']);
+    expect(await store.delete(id)).toBe(true);
+    expect(await keysMatching(admin, `${layoutPrefix}session:{${id}}*`)).toEqual([]);
   });
 });
 
-describe('Redis session store totals', () => {
+describe('Redis session store across instances', () => {
   let store: RedisSessionStore;
-  let admin: Redis;
-  const totalsPrefix = storeUnderOwnPrefix((opened, connection) => {
+  let other: RedisSessionStore;
+  let small: RedisSessionStore;
+  const sharedPrefix = storeUnderOwnPrefix((opened) => {
     store = opened;
-    admin = connection;
+  });
+  beforeAll(async () => {
+    other = await openRedisSessionStore({ url, keyPrefix: sharedPrefix });
+    small = await openRedisSessionStore({ url, keyPrefix: sharedPrefix, cacheFacts: 3 });
+  });
+  afterAll(async () => {
+    await other?.close();
+    await small?.close();
   });
   const specs = [
-    { id: 'n', fn: 'count' as const },
-    { id: 'spend', fn: 'sum' as const },
-    { id: 'mean', fn: 'avg' as const, windowMs: 60_000 },
+    { id: 'n', fn: 'count' as const, windowMs: 10_000 },
+    { id: 's', fn: 'sum' as const },
+    { id: 'hi', fn: 'max' as const, windowMs: 10_000 },
   ];
-
-  async function open(now: number): Promise<string> {
-    const id = `s-${randomUUID()}`;
-    await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now });
-    return id;
-  }
-
-  const add = (id: string, factId: string, amount: number, now: number) =>
-    store.addFact(id, {
+  const T = Date.UTC(2026, 0, 1);
+  const add = (client: RedisSessionStore, id: string, factId: string, value: number, at: number, fire: () => number[] = none) =>
+    client.addFact(id, {
       factId,
-      fact: { amount },
-      eventTimeMs: now,
-      contributions: [
-        { accumulatorId: 'n', value: 1 },
-        { accumulatorId: 'spend', value: amount },
-        { accumulatorId: 'mean', value: amount },
-      ],
+      fact: { factId, value },
+      eventTimeMs: at,
+      contributions: specs.map((spec) => ({ accumulatorId: spec.id, value })),
       specs,
-      now,
-      maxFacts: 10,
+      now: at,
+      maxFacts: 100,
+      fire,
     });
 
-  it('stores doubles an older version can still add to with HINCRBYFLOAT, and leaves no sum once emptied', async () => {
-    const now = Date.now();
-    const id = await open(now);
-    await add(id, 'a', 0.1, now);
-    const two = await add(id, 'b', 0.2, now);
-    // Summed as doubles, as in the in-process store.
-    expect(two?.aggregates).toEqual({ n: 2, spend: 0.1 + 0.2, mean: (0.1 + 0.2) / 2 });
-    const keys = sessionKeys(totalsPrefix, id);
-    expect(await admin.hmget(keys.totals, 'n:n', 'spend:n', 'spend:s')).toEqual(['2', '2', '0.30000000000000004']);
-    expect(Number(await admin.hincrbyfloat(keys.totals, 'spend:s', '0.5'))).toBeCloseTo(0.8, 12);
-    await store.retractFact(id, 'a', { specs, now });
-    const empty = await store.retractFact(id, 'b', { specs, now });
-    expect(empty?.aggregates).toEqual({ n: 0, spend: 0, mean: null });
-    expect(await admin.hgetall(keys.totals)).toEqual({});
+  it('sees what another instance wrote since its copy was read, and answers as one instance would', async () => {
+    const id = `s-${randomUUID()}`;
+    await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
+    await add(store, id, 'a', 5, T, () => [1]);
+    await add(other, id, 'b', 9, T + 1_000, () => [1, 2]);
+    // store's copy misses b: its write is refused as stale, and worked out again on a fresh copy.
+    const third = await add(store, id, 'c', 1, T + 2_000, () => [2]);
+    expect(third).toMatchObject({ version: 3, factCount: 3, aggregates: { n: 3, s: 15, hi: 9 } });
+    expect(third?.change).toEqual({ activated: [], deactivated: [1] });
+    const retracted = await other.retractFact(id, 'b', { specs, now: T + 3_000, fire: none });
+    expect(retracted).toMatchObject({ version: 4, removed: true, aggregates: { n: 2, s: 6, hi: 5 } });
+    // A retraction of what another instance removed meanwhile finds nothing there.
+    expect(await store.retractFact(id, 'b', { specs, now: T + 3_000, fire: none })).toMatchObject({ removed: false, version: 4 });
+    // Windows end where the latest write left them, whichever instance wrote it: 'a' left them at T + 10 s.
+    const late = await add(other, id, 'd', 2, T + 10_001);
+    expect(late?.aggregates).toEqual({ n: 2, s: 8, hi: 2 });
+    expect((await add(store, id, 'd', 2, T + 10_001))?.duplicate).toBe(true);
+    expect(await store.get(id)).toMatchObject({ version: 5, factCount: 3, firedRules: [] });
   });
 
-  it('reads long double text an earlier version wrote with HINCRBYFLOAT', async () => {
-    const now = Date.now();
-    const id = await open(now);
-    const keys = sessionKeys(totalsPrefix, id);
-    await admin.hset(keys.facts, 'a', '{"amount":0.1}', 'b', '{"amount":0.2}');
-    await admin.hset(
-      keys.contributions,
-      'a',
-      JSON.stringify({
-        t: String(now),
-        c: [
-          ['n', '1'],
-          ['spend', '0.1'],
-          ['mean', '0.1'],
-        ],
-      }),
-    );
-    await admin.hset(
-      keys.contributions,
-      'b',
-      JSON.stringify({
-        t: String(now),
-        c: [
-          ['n', '1'],
-          ['spend', '0.2'],
-          ['mean', '0.2'],
-        ],
-      }),
-    );
-    await admin.zadd(windowKey(totalsPrefix, id, 'mean'), now, 'a|0.1', now, 'b|0.2');
-    // HINCRBYFLOAT's own text for 0.1 + 0.2 in long double.
-    await admin.hset(keys.totals, 'n:n', '2', 'spend:n', '2', 'spend:s', '0.3', 'mean:n', '2', 'mean:s', '0.30000000000000000');
-    const added = await add(id, 'c', 1, now);
-    expect(added?.aggregates).toEqual({ n: 3, spend: 0.3 + 1, mean: (0.3 + 1) / 3 });
-    const retracted = await store.retractFact(id, 'c', { specs, now });
-    expect(retracted?.aggregates).toEqual({ n: 2, spend: 0.3 + 1 - 1, mean: (0.3 + 1 - 1) / 2 });
+  it('counts concurrent adds of two instances to one session exactly once each', async () => {
+    const id = `s-${randomUUID()}`;
+    await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
+    const results = await Promise.all(Array.from({ length: 60 }, (_, i) => add(i % 2 === 0 ? store : other, id, `f-${i}`, i, T + i)));
+    expect(new Set(results.map((r) => r?.version)).size).toBe(60);
+    const final = await store.retractFact(id, 'none', { specs, now: T + 60, fire: none });
+    expect(final).toMatchObject({ version: 60, factCount: 60, aggregates: { n: 60, s: (59 * 60) / 2, hi: 59 } });
   });
 
-  it('keeps a sum past the double range in long double as before: Infinity while it lasts, finite again once it shrinks', async () => {
-    const now = Date.now();
-    const id = await open(now);
-    const keys = sessionKeys(totalsPrefix, id);
-    expect((await add(id, 'a', 1e308, now))?.aggregates).toEqual({ n: 1, spend: 1e308, mean: 1e308 });
-    expect((await add(id, 'b', 1e308, now))?.aggregates).toEqual({ n: 2, spend: Infinity, mean: Infinity });
-    // Stored as HINCRBYFLOAT writes it (finite long double text), so an older version can still add to it.
-    expect(Number(await admin.hget(keys.totals, 'spend:s'))).toBe(Infinity);
-    expect(Number(await admin.hincrbyfloat(keys.totals, 'spend:s', '0'))).toBe(Infinity);
-    const back = await store.retractFact(id, 'b', { specs, now });
-    expect(back?.aggregates.n).toBe(1);
-    expect((back?.aggregates.spend ?? 0) / 1e308).toBeCloseTo(1, 12);
-    expect((back?.aggregates.mean ?? 0) / 1e308).toBeCloseTo(1, 12);
-    // Back in range: summed as a double again.
-    const more = await add(id, 'c', -1e308, now);
-    expect(more?.aggregates.n).toBe(2);
-    expect(Math.abs(more?.aggregates.spend ?? 1)).toBeLessThan(1e293);
-    await store.retractFact(id, 'a', { specs, now });
-    await store.retractFact(id, 'c', { specs, now });
-    expect(await admin.hgetall(keys.totals)).toEqual({});
+  it('keeps many writes of one session in flight and applies them in the order it worked them out', async () => {
+    const id = `s-${randomUUID()}`;
+    await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
+    await add(store, id, 'warm', 1, T);
+    const burst = Array.from({ length: 40 }, (_, i) => add(store, id, `f-${i}`, 1, T + 1 + i, () => [i]));
+    // Another instance writes while the burst is on the wire: the rest of the burst is refused as stale and redone.
+    const between = await add(other, id, 'other', 1, T + 1);
+    const results = await Promise.all(burst);
+    expect(between?.version).toBeGreaterThan(1);
+    expect(new Set([...results.map((r) => r?.version), between?.version]).size).toBe(41);
+    // Each answer describes the session as of its own version: all facts new, so the count is the version.
+    for (const result of [...results, between]) expect(result?.aggregates.n).toBe(result?.factCount);
+    for (const result of [...results, between]) expect(result?.factCount).toBe(result?.version);
+    const final = await store.retractFact(id, 'none', { specs, now: T + 41, fire: none });
+    expect(final).toMatchObject({ version: 42, factCount: 42, aggregates: { n: 42 } });
+  });
+
+  it('brings a copy a few writes behind up to date from the log, and reads the session again only when too far behind', async () => {
+    const client = new Redis(url, sessionRedisOptions(2_000));
+    await new Promise((resolve) => client.once('ready', resolve));
+    // Whole-session reads go through MULTI (this store never calls get here).
+    let reads = 0;
+    const multi = client.multi.bind(client);
+    client.multi = ((...args: Parameters<typeof client.multi>) => {
+      reads += 1;
+      return multi(...args);
+    }) as typeof client.multi;
+    const counted = new RedisSessionStore(client, sharedPrefix);
+    try {
+      const id = `s-${randomUUID()}`;
+      await counted.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
+      let at = T;
+      let total = 0;
+      let facts = 0;
+      const next = async (client: RedisSessionStore, factId: string, value: number) => {
+        at += 1;
+        total += value;
+        facts += 1;
+        return add(client, id, factId, value, at);
+      };
+      for (let round = 0; round < 5; round += 1) {
+        // Another instance writes, replaces and retracts; this one's copy misses it all.
+        await next(other, `o-${round}`, 2);
+        await next(other, `o-${round}-b`, 3);
+        await add(other, id, `o-${round}-b`, 4, at);
+        total += 1;
+        expect(await other.retractFact(id, `o-${round}`, { specs, now: at, fire: none })).toMatchObject({ removed: true });
+        total -= 2;
+        facts -= 1;
+        const mine = await next(counted, `c-${round}`, 1);
+        expect(mine).toMatchObject({ factCount: facts, aggregates: { n: facts, s: total } });
+      }
+      expect(reads).toBe(1);
+      // More writes than the log keeps: the copy's stamp has left it, so the session is read again.
+      for (let i = 0; i < 70; i += 1) await next(other, `o-many-${i}`, 1);
+      expect(await next(counted, 'c-last', 1)).toMatchObject({ factCount: facts, aggregates: { n: facts, s: total } });
+      expect(reads).toBe(2);
+    } finally {
+      await counted.close();
+    }
+  });
+
+  it('sends the writes of one session worked out in the same tick in one script call', async () => {
+    const client = new Redis(url, sessionRedisOptions(2_000));
+    await new Promise((resolve) => client.once('ready', resolve));
+    const batched = new RedisSessionStore(client, sharedPrefix);
+    // Counted after the store defined its scripts.
+    const commands = client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    const write = commands.sessionWrite?.bind(client);
+    let calls = 0;
+    commands.sessionWrite = (...args: unknown[]) => {
+      calls += 1;
+      return write?.(...args) ?? Promise.reject(new Error('sessionWrite is not defined'));
+    };
+    try {
+      const id = `s-${randomUUID()}`;
+      await batched.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
+      await add(batched, id, 'first', 1, T);
+      calls = 0;
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => add(batched, id, `f-${i}`, i, T + 1 + i)));
+      expect(calls).toBe(1);
+      expect(results.map((r) => r?.version)).toEqual(Array.from({ length: 20 }, (_, i) => i + 2));
+      expect(results.at(-1)?.aggregates).toEqual({ n: 21, s: 1 + (19 * 20) / 2, hi: 19 });
+      // Another instance reads what the one call stored.
+      expect(await other.retractFact(id, 'none', { specs, now: T + 21, fire: none })).toMatchObject({ version: 21, factCount: 21 });
+    } finally {
+      await batched.close();
+    }
+  });
+
+  it('never takes a copy of a deleted session for a new one under the same id', async () => {
+    const id = `s-${randomUUID()}`;
+    await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
+    await add(store, id, 'a', 5, T);
+    await other.delete(id);
+    await other.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
+    // Same id, same version to come (1), yet the write is refused as stale and store reads the new session.
+    expect(await add(store, id, 'b', 7, T)).toMatchObject({ version: 1, factCount: 1, aggregates: { n: 1, s: 7, hi: 7 } });
+  });
+
+  it('keeps at most cacheFacts facts cached and reads a dropped session again when written to', async () => {
+    const ids = [`s-${randomUUID()}`, `s-${randomUUID()}`];
+    for (const id of ids) await small.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
+    for (let i = 0; i < 4; i += 1) {
+      for (const id of ids) await add(small, id, `f-${i}`, i + 1, T + i);
+    }
+    for (const id of ids) {
+      expect(await small.retractFact(id, 'f-0', { specs, now: T + 4, fire: none })).toMatchObject({
+        removed: true,
+        factCount: 3,
+        aggregates: { n: 3, s: 9, hi: 4 },
+      });
+    }
   });
 });
 
@@ -391,13 +415,14 @@ describe('Redis session store against the in-process store', () => {
               specs,
               now,
               maxFacts: 100,
+              fire: none,
             };
             const [redis, local] = [await store.addFact(id, input), await memory.addFact(id, input)];
             expect(redis).toEqual(local);
           } else {
             const [redis, local] = [
-              await store.retractFact(id, s.factId, { specs, now }),
-              await memory.retractFact(id, s.factId, { specs, now }),
+              await store.retractFact(id, s.factId, { specs, now, fire: none }),
+              await memory.retractFact(id, s.factId, { specs, now, fire: none }),
             ];
             expect(redis).toEqual(local);
           }

@@ -24,6 +24,17 @@ const spend10m: AccumulatorSpec = { id: 'spend.10m', fn: 'sum', windowMs: 10 * M
 const max10m: AccumulatorSpec = { id: 'max.10m', fn: 'max', windowMs: 10 * MINUTE };
 const SPECS = [count, sum, avg, min, max];
 
+/** A ruleset in which no rule holds. */
+const none = (): number[] => [];
+
+/** A ruleset whose fired set is `ids`, recording the aggregates it was called with. */
+function firing(ids: number[], calls: unknown[] = []): (aggregates: unknown) => number[] {
+  return (aggregates) => {
+    calls.push(aggregates);
+    return ids;
+  };
+}
+
 function spend(amount: number): Contribution[] {
   return [{ accumulatorId: count.id, value: 1 }, ...[sum, avg, min, max].map((s) => ({ accumulatorId: s.id, value: amount }))];
 }
@@ -76,15 +87,14 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
     it('answers undefined for an unknown session on every operation', async () => {
       const id = newId();
       expect(await store.get(id)).toBeUndefined();
-      const add = { factId: 'f', fact: {}, eventTimeMs: T0, contributions: [], specs: [], now: T0, maxFacts: 10 };
+      const add = { factId: 'f', fact: {}, eventTimeMs: T0, contributions: [], specs: [], now: T0, maxFacts: 10, fire: none };
       expect(await store.addFact(id, add)).toBeUndefined();
-      expect(await store.retractFact(id, 'f', { specs: [], now: T0 })).toBeUndefined();
-      expect(await store.setFired(id, [1], 1)).toBeUndefined();
+      expect(await store.retractFact(id, 'f', { specs: [], now: T0, fire: none })).toBeUndefined();
     });
 
     it('adds facts and keeps count, sum, avg, min and max', async () => {
       const id = await created();
-      const base = { specs: SPECS, now: T0, maxFacts: 100, eventTimeMs: T0 };
+      const base = { specs: SPECS, now: T0, maxFacts: 100, fire: none, eventTimeMs: T0 };
       const first = await store.addFact(id, { ...base, factId: 'a', fact: { amount: 10 }, contributions: spend(10) });
       expect(first).toMatchObject({ factCount: 1, replaced: false, version: 1 });
       const third = await store.addFact(id, { ...base, factId: 'b', fact: { amount: 4 }, contributions: spend(4) });
@@ -97,18 +107,19 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
 
     it('reports null avg, min and max and zero count and sum for an empty session', async () => {
       const id = await created();
-      const result = await store.retractFact(id, 'missing', { specs: SPECS, now: T0 });
+      const result = await store.retractFact(id, 'missing', { specs: SPECS, now: T0, fire: none });
       expect(result).toEqual({
         removed: false,
         factCount: 0,
         version: 0,
+        change: { activated: [], deactivated: [] },
         aggregates: { [count.id]: 0, [sum.id]: 0, [avg.id]: null, [min.id]: null, [max.id]: null },
       });
     });
 
     it('replaces a fact with the same id and takes its old contributions back', async () => {
       const id = await created();
-      const base = { specs: SPECS, now: T0, maxFacts: 100, eventTimeMs: T0 };
+      const base = { specs: SPECS, now: T0, maxFacts: 100, fire: none, eventTimeMs: T0 };
       await store.addFact(id, { ...base, factId: 'a', fact: { amount: 10 }, contributions: spend(10) });
       await store.addFact(id, { ...base, factId: 'b', fact: { amount: 50 }, contributions: spend(50) });
       const replaced = await store.addFact(id, { ...base, factId: 'b', fact: { amount: 2 }, contributions: spend(2) });
@@ -118,7 +129,7 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
 
     it('replaces a contributing fact with one that contributes nothing', async () => {
       const id = await created();
-      const base = { specs: SPECS, now: T0, maxFacts: 100, eventTimeMs: T0 };
+      const base = { specs: SPECS, now: T0, maxFacts: 100, fire: none, eventTimeMs: T0 };
       await store.addFact(id, { ...base, factId: 'a', fact: { amount: 10 }, contributions: spend(10) });
       const result = await store.addFact(id, { ...base, factId: 'a', fact: { other: true }, contributions: [] });
       expect(result?.aggregates).toEqual({ [count.id]: 0, [sum.id]: 0, [avg.id]: null, [min.id]: null, [max.id]: null });
@@ -127,13 +138,13 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
 
     it('retracts a fact and its contributions', async () => {
       const id = await created();
-      const base = { specs: SPECS, now: T0, maxFacts: 100, eventTimeMs: T0 };
+      const base = { specs: SPECS, now: T0, maxFacts: 100, fire: none, eventTimeMs: T0 };
       await store.addFact(id, { ...base, factId: 'a', fact: { amount: 10 }, contributions: spend(10) });
       await store.addFact(id, { ...base, factId: 'b', fact: { amount: 30 }, contributions: spend(30) });
-      const result = await store.retractFact(id, 'b', { specs: SPECS, now: T0 });
+      const result = await store.retractFact(id, 'b', { specs: SPECS, now: T0, fire: none });
       expect(result).toMatchObject({ removed: true, factCount: 1, version: 3 });
       expect(result?.aggregates).toEqual({ [count.id]: 1, [sum.id]: 10, [avg.id]: 10, [min.id]: 10, [max.id]: 10 });
-      const again = await store.retractFact(id, 'b', { specs: SPECS, now: T0 });
+      const again = await store.retractFact(id, 'b', { specs: SPECS, now: T0, fire: none });
       expect(again).toMatchObject({ removed: false, factCount: 1, version: 3 });
       expect((await store.get(id))?.facts).toEqual({ a: { amount: 10 } });
     });
@@ -155,6 +166,7 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
           specs,
           now: T0 + nowMinute * MINUTE,
           maxFacts: 100,
+          fire: none,
         });
       await add('a', 0, 100, 0);
       await add('b', 5, 7, 5);
@@ -164,7 +176,7 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
       // A late fact already outside the window is stored but counts only where there is no window.
       expect((await add('late', 1, 1000, 13))?.aggregates).toEqual({ [failed10m.id]: 3, [spend10m.id]: 11, [max10m.id]: 7, [count.id]: 5 });
       // Retracting an evicted fact takes nothing from the window a second time.
-      const retracted = await store.retractFact(id, 'a', { specs, now: T0 + 13 * MINUTE });
+      const retracted = await store.retractFact(id, 'a', { specs, now: T0 + 13 * MINUTE, fire: none });
       expect(retracted?.aggregates).toEqual({ [failed10m.id]: 3, [spend10m.id]: 11, [max10m.id]: 7, [count.id]: 4 });
       // Replacing an in-window fact with an older event time (its timestamp changed) moves it out of the window.
       const moved = await store.addFact(id, {
@@ -180,87 +192,98 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
         specs,
         now: T0 + 13 * MINUTE,
         maxFacts: 100,
+        fire: none,
       });
       expect(moved?.aggregates).toEqual({ [failed10m.id]: 2, [spend10m.id]: 4, [max10m.id]: 3, [count.id]: 4 });
-      const later = await store.retractFact(id, 'nothing', { specs, now: T0 + 30 * MINUTE });
+      const later = await store.retractFact(id, 'nothing', { specs, now: T0 + 30 * MINUTE, fire: none });
       expect(later?.aggregates).toEqual({ [failed10m.id]: 0, [spend10m.id]: 0, [max10m.id]: null, [count.id]: 4 });
     });
 
     it('keeps fractional sums exact enough and returns to zero when emptied', async () => {
       const id = await created();
       const specs = [sum];
-      const base = { specs, now: T0, maxFacts: 100, eventTimeMs: T0 };
+      const base = { specs, now: T0, maxFacts: 100, fire: none, eventTimeMs: T0 };
       await store.addFact(id, { ...base, factId: 'a', fact: {}, contributions: [{ accumulatorId: sum.id, value: 0.1 }] });
       const two = await store.addFact(id, { ...base, factId: 'b', fact: {}, contributions: [{ accumulatorId: sum.id, value: 0.2 }] });
       expect(two?.aggregates[sum.id]).toBeCloseTo(0.3, 12);
-      await store.retractFact(id, 'a', { specs, now: T0 });
-      const empty = await store.retractFact(id, 'b', { specs, now: T0 });
+      await store.retractFact(id, 'a', { specs, now: T0, fire: none });
+      const empty = await store.retractFact(id, 'b', { specs, now: T0, fire: none });
       expect(empty?.aggregates[sum.id]).toBe(0);
     });
 
-    it('stores the fired set per version and hands back the previous one', async () => {
+    it('stores the fired set each write evaluates and reports the change against the one before', async () => {
       const id = await created();
-      const base = { specs: [], now: T0, maxFacts: 100, eventTimeMs: T0, contributions: [] };
-      const v1 = await store.addFact(id, { ...base, factId: 'a', fact: {} });
-      expect(await store.setFired(id, [1, 2], v1?.version ?? -1)).toEqual({ previous: [], applied: true });
-      const v2 = await store.addFact(id, { ...base, factId: 'b', fact: {} });
-      const v3 = await store.addFact(id, { ...base, factId: 'c', fact: {} });
-      expect(await store.setFired(id, [2, 3], v3?.version ?? -1)).toEqual({ previous: [1, 2], applied: true });
-      // The slower writer of version 2 must not overwrite the newer fired set.
-      expect(await store.setFired(id, [9], v2?.version ?? -1)).toEqual({ previous: [2, 3], applied: false });
+      const base = { specs: SPECS, now: T0, maxFacts: 100, fire: none, eventTimeMs: T0 };
+      const calls: unknown[] = [];
+      const a = await store.addFact(id, {
+        ...base,
+        factId: 'a',
+        fact: { amount: 10 },
+        contributions: spend(10),
+        fire: firing([1, 2], calls),
+      });
+      expect(a).toMatchObject({ duplicate: false, change: { activated: [1, 2], deactivated: [] }, version: 1 });
+      // The rules see the aggregates the write returns.
+      expect(calls.at(-1)).toEqual(a?.aggregates);
+      const b = await store.addFact(id, {
+        ...base,
+        factId: 'b',
+        fact: { amount: 5 },
+        contributions: spend(5),
+        fire: firing([2, 3], calls),
+      });
+      expect(b?.change).toEqual({ activated: [3], deactivated: [1] });
+      expect(calls.at(-1)).toEqual({ [count.id]: 2, [sum.id]: 15, [avg.id]: 7.5, [min.id]: 5, [max.id]: 10 });
       expect((await store.get(id))?.firedRules).toEqual([2, 3]);
+      const retracted = await store.retractFact(id, 'b', { specs: SPECS, now: T0, fire: firing([2], calls) });
+      expect(retracted).toMatchObject({ removed: true, version: 3, change: { activated: [], deactivated: [3] } });
+      expect(calls.at(-1)).toEqual(retracted?.aggregates);
+      // Retracting what is not there evaluates nothing and changes nothing.
+      const before = calls.length;
+      const absent = await store.retractFact(id, 'b', { specs: SPECS, now: T0, fire: firing([9], calls) });
+      expect(absent).toMatchObject({ removed: false, version: 3, change: { activated: [], deactivated: [] } });
+      expect(calls.length).toBe(before);
+      expect(await store.get(id)).toMatchObject({ firedRules: [2], version: 3 });
     });
 
-    it('stores the aggregates with an applied fired set and hands them back on get', async () => {
+    it('stores the aggregates with the fired set and hands them back on get', async () => {
       const id = await created();
-      const base = { specs: SPECS, now: T0, maxFacts: 100, eventTimeMs: T0 };
-      const a = await store.addFact(id, { ...base, factId: 'a', fact: { amount: 10 }, contributions: spend(10) });
-      const b = await store.addFact(id, { ...base, factId: 'b', fact: { amount: 20 }, contributions: spend(20) });
+      const base = { specs: SPECS, now: T0, maxFacts: 100, fire: none, eventTimeMs: T0 };
       expect((await store.get(id))?.aggregates).toBeUndefined();
-      const atB = { values: { ...b?.aggregates, 'float.x': 0.1 + 0.2, 'float.y': 1 / 3 }, asOf: T0 + 1 };
-      expect(await store.setFired(id, [4], b?.version ?? -1, 'b', atB)).toEqual({ previous: [], applied: true });
-      // Floats come back exactly (0.1 + 0.2 is not 0.3).
+      await store.addFact(id, { ...base, factId: 'a', fact: { amount: 10 }, contributions: spend(0.1) });
+      const b = await store.addFact(id, { ...base, factId: 'b', fact: { amount: 20 }, contributions: spend(0.2), now: T0 + 1 });
       const stored = (await store.get(id))?.aggregates;
-      expect(stored).toEqual(atB);
-      expect(stored?.values['float.x']).toBe(0.1 + 0.2);
-      expect(stored?.values['float.y']).toBe(1 / 3);
+      expect(stored).toEqual({ values: b?.aggregates, asOf: T0 + 1 });
+      // Floats come back exactly (0.1 + 0.2 is not 0.3).
+      expect(stored?.values[sum.id]).toBe(0.1 + 0.2);
+      expect(stored?.values[avg.id]).toBe((0.1 + 0.2) / 2);
 
-      // A slower writer of an older version changes neither the fired set nor the aggregates.
-      const stale = { values: { ...a?.aggregates, [min.id]: null }, asOf: T0 + 2 };
-      expect(await store.setFired(id, [9], a?.version ?? -1, 'a', stale)).toEqual({ previous: [4], applied: false });
-      expect(await store.get(id)).toMatchObject({ firedRules: [4], aggregates: { asOf: T0 + 1, values: { [count.id]: 2 } } });
+      const retracted = await store.retractFact(id, 'a', { specs: SPECS, now: T0 + 3, fire: none });
+      expect((await store.get(id))?.aggregates).toEqual({ values: retracted?.aggregates, asOf: T0 + 3 });
+      // Running sums: what is left is 0.1 + 0.2 - 0.1, as doubles add.
+      const left = 0.1 + 0.2 - 0.1;
+      expect(retracted?.aggregates).toEqual({ [count.id]: 1, [sum.id]: left, [avg.id]: left, [min.id]: 0.2, [max.id]: 0.2 });
 
-      const retracted = await store.retractFact(id, 'a', { specs: SPECS, now: T0 });
-      const afterRetract = { values: retracted?.aggregates ?? {}, asOf: T0 + 3 };
-      expect(await store.setFired(id, [], retracted?.version ?? -1, undefined, afterRetract)).toMatchObject({ applied: true });
-      expect((await store.get(id))?.aggregates).toEqual({
-        values: { [count.id]: 1, [sum.id]: 20, [avg.id]: 20, [min.id]: 20, [max.id]: 20 },
-        asOf: T0 + 3,
-      });
-
-      // A fired set stored without aggregates drops the old ones: they would no longer describe it.
-      const c = await store.addFact(id, { ...base, factId: 'c', fact: {}, contributions: [] });
-      expect(await store.setFired(id, [5], c?.version ?? -1, 'c')).toMatchObject({ applied: true });
-      expect(await store.get(id)).toMatchObject({ firedRules: [5], aggregates: undefined });
-
-      // Empty accumulators are stored as such: null for avg and min.
+      // Empty accumulators are stored as such: null for avg and min; a sum past the double range as null too.
       const fresh = await created();
-      const d = await store.addFact(fresh, { ...base, specs: [avg, min], factId: 'd', fact: {}, contributions: [] });
+      const d = await store.addFact(fresh, { ...base, specs: [avg, min], factId: 'd', fact: {}, contributions: [], now: T0 + 4 });
       expect(d?.aggregates).toEqual({ [avg.id]: null, [min.id]: null });
-      await store.setFired(fresh, [], d?.version ?? -1, 'd', { values: d?.aggregates ?? {}, asOf: T0 + 4 });
       expect((await store.get(fresh))?.aggregates).toEqual({ values: { [avg.id]: null, [min.id]: null }, asOf: T0 + 4 });
+      const huge = [{ accumulatorId: sum.id, value: Number.MAX_VALUE }];
+      await store.addFact(fresh, { ...base, specs: [sum], factId: 'e', fact: 1, contributions: huge });
+      const overflow = await store.addFact(fresh, { ...base, specs: [sum], factId: 'f', fact: 2, contributions: huge });
+      expect(overflow?.aggregates[sum.id]).toBe(Number.POSITIVE_INFINITY);
+      expect((await store.get(fresh))?.aggregates?.values).toEqual({ [sum.id]: null });
     });
 
     it('remembers per fact id the change an applied add caused and hands it back for an identical re-send', async () => {
       const id = await created();
-      const base = { specs: SPECS, now: T0, maxFacts: 100, eventTimeMs: T0 };
-      const a = await store.addFact(id, { ...base, factId: 'a', fact: { amount: 10 }, contributions: spend(10) });
-      expect(a).toMatchObject({ duplicate: false, change: undefined });
-      expect(await store.setFired(id, [1, 2], a?.version ?? -1, 'a')).toEqual({ previous: [], applied: true });
-      const b = await store.addFact(id, { ...base, factId: 'b', fact: { amount: 5 }, contributions: spend(5) });
-      expect(await store.setFired(id, [2, 3], b?.version ?? -1, 'b')).toEqual({ previous: [1, 2], applied: true });
+      const base = { specs: SPECS, now: T0, maxFacts: 100, fire: none, eventTimeMs: T0 };
+      await store.addFact(id, { ...base, factId: 'a', fact: { amount: 10 }, contributions: spend(10), fire: firing([1, 2]) });
+      await store.addFact(id, { ...base, factId: 'b', fact: { amount: 5 }, contributions: spend(5), fire: firing([2, 3]) });
 
-      // Same JSON, even with other contributions and a later event time: nothing is applied again.
+      // Same JSON, even with other contributions and a later event time: nothing is applied again, no rule evaluated.
+      const calls: unknown[] = [];
       const again = await store.addFact(id, {
         ...base,
         factId: 'a',
@@ -268,6 +291,7 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
         eventTimeMs: T0 + MINUTE,
         contributions: spend(1000),
         now: T0 + MINUTE,
+        fire: firing([9], calls),
       });
       expect(again).toEqual({
         duplicate: true,
@@ -278,53 +302,60 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
         version: 2,
         aggregates: { [count.id]: 2, [sum.id]: 15, [avg.id]: 7.5, [min.id]: 5, [max.id]: 10 },
       });
-      const againB = await store.addFact(id, { ...base, factId: 'b', fact: { amount: 5 }, contributions: spend(5) });
+      expect(calls).toEqual([]);
+      const againB = await store.addFact(id, { ...base, factId: 'b', fact: { amount: 5 }, contributions: spend(5), fire: firing([9]) });
       expect(againB).toMatchObject({ duplicate: true, change: { activated: [3], deactivated: [1] }, version: 2 });
       const session = await store.get(id);
       expect(session).toMatchObject({ version: 2, factCount: 2, firedRules: [2, 3], facts: { a: { amount: 10 }, b: { amount: 5 } } });
     });
 
-    it('treats a different fact under the same id as a replacement and forgets the old change', async () => {
+    it('treats a different fact under the same id as a replacement and remembers its change instead', async () => {
       const id = await created();
-      const base = { specs: [count], now: T0, maxFacts: 100, eventTimeMs: T0, contributions: [{ accumulatorId: count.id, value: 1 }] };
-      const first = await store.addFact(id, { ...base, factId: 'a', fact: { n: 1, m: 2 } });
-      await store.setFired(id, [7], first?.version ?? -1, 'a');
+      const base = {
+        specs: [count],
+        now: T0,
+        maxFacts: 100,
+        fire: none,
+        eventTimeMs: T0,
+        contributions: [{ accumulatorId: count.id, value: 1 }],
+      };
+      await store.addFact(id, { ...base, factId: 'a', fact: { n: 1, m: 2 }, fire: firing([7]) });
       // Byte-identical JSON is the test: the same object with its keys in another order is another fact.
-      const reordered = await store.addFact(id, { ...base, factId: 'a', fact: { m: 2, n: 1 } });
-      expect(reordered).toMatchObject({ duplicate: false, replaced: true, oldFact: { n: 1, m: 2 }, change: undefined, version: 2 });
-      // Its fired set was never stored: a re-send finds no change to report.
-      const resend = await store.addFact(id, { ...base, factId: 'a', fact: { m: 2, n: 1 } });
-      expect(resend).toMatchObject({ duplicate: true, change: undefined, version: 2, aggregates: { [count.id]: 1 } });
+      const reordered = await store.addFact(id, { ...base, factId: 'a', fact: { m: 2, n: 1 }, fire: firing([8]) });
+      expect(reordered).toMatchObject({
+        duplicate: false,
+        replaced: true,
+        oldFact: { n: 1, m: 2 },
+        change: { activated: [8], deactivated: [7] },
+        version: 2,
+      });
+      const resend = await store.addFact(id, { ...base, factId: 'a', fact: { m: 2, n: 1 }, fire: firing([9]) });
+      expect(resend).toMatchObject({
+        duplicate: true,
+        change: { activated: [8], deactivated: [7] },
+        version: 2,
+        aggregates: { [count.id]: 1 },
+      });
     });
 
-    it('stores no change for a retraction, for a set-fired without a fact id, or for one a newer version beat', async () => {
+    it('forgets the change of a retracted fact: adding it again is a new write', async () => {
       const id = await created();
-      const base = { specs: [], now: T0, maxFacts: 100, eventTimeMs: T0, contributions: [] };
-      const a = await store.addFact(id, { ...base, factId: 'a', fact: {} });
-      expect(await store.setFired(id, [1], a?.version ?? -1)).toEqual({ previous: [], applied: true });
-      expect(await store.addFact(id, { ...base, factId: 'a', fact: {} })).toMatchObject({ duplicate: true, change: undefined });
-      const b = await store.addFact(id, { ...base, factId: 'b', fact: {} });
-      const c = await store.addFact(id, { ...base, factId: 'c', fact: {} });
-      expect(await store.setFired(id, [2], c?.version ?? -1, 'c')).toEqual({ previous: [1], applied: true });
-      expect(await store.setFired(id, [9], b?.version ?? -1, 'b')).toEqual({ previous: [2], applied: false });
-      expect(await store.addFact(id, { ...base, factId: 'b', fact: {} })).toMatchObject({ duplicate: true, change: undefined });
-      expect(await store.addFact(id, { ...base, factId: 'c', fact: {} })).toMatchObject({
-        duplicate: true,
-        change: { activated: [2], deactivated: [1] },
+      const base = { specs: [], now: T0, maxFacts: 100, fire: none, eventTimeMs: T0, contributions: [] };
+      await store.addFact(id, { ...base, factId: 'c', fact: {}, fire: firing([2]) });
+      expect(await store.retractFact(id, 'c', { specs: [], now: T0, fire: none })).toMatchObject({
+        change: { activated: [], deactivated: [2] },
       });
-      const retracted = await store.retractFact(id, 'c', { specs: [], now: T0 });
-      expect(await store.setFired(id, [], retracted?.version ?? -1)).toEqual({ previous: [2], applied: true });
-      // Retracting c took its change with it: adding c again is a new write, not a duplicate.
-      expect(await store.addFact(id, { ...base, factId: 'c', fact: {} })).toMatchObject({
+      expect(await store.addFact(id, { ...base, factId: 'c', fact: {}, fire: firing([2]) })).toMatchObject({
         duplicate: false,
         replaced: false,
-        change: undefined,
+        change: { activated: [2], deactivated: [] },
+        version: 3,
       });
     });
 
     it('refuses a new fact beyond the limit but still allows replacing one', async () => {
       const id = await created();
-      const base = { specs: [count], now: T0, maxFacts: 2, eventTimeMs: T0 };
+      const base = { specs: [count], now: T0, maxFacts: 2, fire: none, eventTimeMs: T0 };
       const one = [{ accumulatorId: count.id, value: 1 }];
       await store.addFact(id, { ...base, factId: 'a', fact: 1, contributions: one });
       await store.addFact(id, { ...base, factId: 'b', fact: 2, contributions: one });
@@ -352,13 +383,23 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
         specs: [],
         now: T0 + 1200,
         maxFacts: 10,
+        fire: none,
       });
       expect(write?.factCount).toBe(1);
       expect((await store.get(kept))?.expiresAt).toBe(T0 + 1200 + 2000);
       await new Promise((r) => setTimeout(r, 1000));
       expect(await store.get(expiring)).toBeUndefined();
       expect(
-        await store.addFact(expiring, { factId: 'a', fact: {}, eventTimeMs: T0, contributions: [], specs: [], now: T0, maxFacts: 10 }),
+        await store.addFact(expiring, {
+          factId: 'a',
+          fact: {},
+          eventTimeMs: T0,
+          contributions: [],
+          specs: [],
+          now: T0,
+          maxFacts: 10,
+          fire: none,
+        }),
       ).toBeUndefined();
       // 2.2 s after creation but only 1 s after its last write.
       expect((await store.get(kept))?.facts).toEqual({ a: {} });
@@ -367,7 +408,7 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
     it('moves expiresAt to now + ttl only once it has fallen more than ttl / 16 behind', async () => {
       const id = await created(16);
       const add = (factId: string, now: number) =>
-        store.addFact(id, { factId, fact: { factId }, eventTimeMs: now, contributions: [], specs: [], now, maxFacts: 10 });
+        store.addFact(id, { factId, fact: { factId }, eventTimeMs: now, contributions: [], specs: [], now, maxFacts: 10, fire: none });
       // 16 s TTL: within 1 s of the last refresh a write leaves the expiry where it is.
       await add('a', T0 + 1000);
       expect((await store.get(id))?.expiresAt).toBe(T0 + 16_000);
@@ -402,12 +443,13 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
             specs,
             now: T0,
             maxFacts: 10_000,
+            fire: none,
           });
         });
         const results = await Promise.all(adds);
         expect(results.filter((r) => r?.replaced).length).toBe(10);
         expect(new Set(results.map((r) => r?.version)).size).toBe(200);
-        const final = await store.retractFact(id, 'none', { specs, now: T0 });
+        const final = await store.retractFact(id, 'none', { specs, now: T0, fire: none });
         expect(final).toMatchObject({ factCount: 190, version: 200 });
         expect(final?.aggregates).toEqual({ [count.id]: 190, [sum.id]: (189 * 190) / 2, [max.id]: 189 });
       } finally {
@@ -417,7 +459,7 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
 
     it('rejects bad input with VALIDATION_ERROR naming the problem', async () => {
       const id = await created();
-      const base = { factId: 'a', fact: {}, eventTimeMs: T0, contributions: [], specs: [], now: T0, maxFacts: 10 };
+      const base = { factId: 'a', fact: {}, eventTimeMs: T0, contributions: [], specs: [], now: T0, maxFacts: 10, fire: none };
       const cases: [Promise<unknown>, string][] = [
         [store.create({ id: 'bad{id}', rulesetId: 'rs', ttlSeconds: 60, now: T0 }), 'session id'],
         [store.create({ id: newId(), rulesetId: 'rs', ttlSeconds: 0, now: T0 }), 'ttl_seconds'],
@@ -427,7 +469,7 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
         [store.addFact(id, { ...base, factId: 'a b' }), 'fact id'],
         [store.addFact(id, { ...base, fact: undefined }), 'JSON value'],
         [store.addFact(id, { ...base, eventTimeMs: Number.NaN }), 'eventTimeMs'],
-        [store.addFact(id, { ...base, maxFacts: 0 }), 'maxFacts'],
+        [store.addFact(id, { ...base, maxFacts: 0, fire: none }), 'maxFacts'],
         [store.addFact(id, { ...base, contributions: [{ accumulatorId: 'x', value: 1 }] }), 'undeclared accumulator'],
         [store.addFact(id, { ...base, specs: [count, count] }), 'declared twice'],
         [store.addFact(id, { ...base, specs: [{ id: 'w', fn: 'count', windowMs: -5 }] }), 'window'],
@@ -446,13 +488,7 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
           }),
           'contributes twice',
         ],
-        [store.retractFact(id, '', { specs: [], now: T0 }), 'fact id'],
-        [store.setFired(id, [1], -1), 'version'],
-        [store.setFired(id, [1], 1, 'a{b}'), 'fact id'],
-        [store.setFired(id, [1], 1, 'a', { values: {}, asOf: Number.NaN }), 'asOf'],
-        [store.setFired(id, [1], 1, 'a', { values: { 'x{y}': 1 }, asOf: T0 }), 'accumulator id'],
-        [store.setFired(id, [1], 1, 'a', { values: { x: Number.POSITIVE_INFINITY }, asOf: T0 }), 'finite number or null'],
-        [store.setFired(id, [1], 1, 'a', { values: { x: '3' as unknown as number }, asOf: T0 }), 'finite number or null'],
+        [store.retractFact(id, '', { specs: [], now: T0, fire: none }), 'fact id'],
       ];
       for (const [promise, text] of cases) {
         const error = await rejection(promise);

@@ -33,6 +33,7 @@ describe('loadConfig', () => {
     });
     expect(config.redis.url).toBeUndefined();
     expect(config.sessions.maxFacts).toBe(10_000);
+    expect(config.sessions.cacheFacts).toBe(100_000);
     expect(config.sessions.timestampField).toBe('timestamp');
     expect(config.shutdownTimeoutMs).toBe(30_000);
   });
@@ -64,6 +65,7 @@ describe('loadConfig', () => {
       SCHEMA_REGISTRY_URL: 'http://registry:8081',
       REDIS_URL: 'redis://127.0.0.1:6379',
       RULES_SESSION_MAX_FACTS: '50',
+      RULES_SESSION_CACHE_FACTS: '0',
       RULES_SESSION_TIMESTAMP_FIELD: ' meta.occurred_at ',
     });
     expect(config.http).toEqual({
@@ -95,6 +97,7 @@ describe('loadConfig', () => {
     });
     expect(config.redis.url).toBe('redis://127.0.0.1:6379');
     expect(config.sessions.maxFacts).toBe(50);
+    expect(config.sessions.cacheFacts).toBe(0);
     expect(config.sessions.timestampField).toBe('meta.occurred_at');
     expect(config.shutdownTimeoutMs).toBe(5_000);
   });
@@ -129,6 +132,8 @@ describe('loadConfig', () => {
     ['KAFKA_BROKERS', 'localhost', 'KAFKA_BROKERS: "localhost" must be host:port'],
     ['KAFKA_EXACTLY_ONCE', 'maybe', 'KAFKA_EXACTLY_ONCE: Invalid option'],
     ['KAFKA_PARTITIONS', '-1', 'KAFKA_PARTITIONS: must be a whole number'],
+    ['RULES_SESSION_CACHE_FACTS', '-1', 'RULES_SESSION_CACHE_FACTS: must be a whole number'],
+    ['RULES_SESSION_CACHE_FACTS', 'lots', 'RULES_SESSION_CACHE_FACTS: must be a whole number (got "lots")'],
     ['DATABASE_URL', 'mysql://db/x', 'DATABASE_URL: must be a URL with a supported scheme'],
     ['REDIS_URL', 'not a url', 'REDIS_URL: must be a URL with a supported scheme'],
     ['SCHEMA_REGISTRY_URL', 'ftp://registry', 'SCHEMA_REGISTRY_URL: must be a URL with a supported scheme'],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sessionKeys, valueKey, windowKey } from '../../../src/sessions/keys.ts';
+import { legacySessionKeys, sessionKeys } from '../../../src/sessions/keys.ts';
 
 // The slot Redis Cluster hashes: the text inside the first {...}.
 function hashTag(key: string): string | undefined {
@@ -8,7 +8,8 @@ function hashTag(key: string): string | undefined {
 
 describe('session keys', () => {
   it('puts every key of a session under the prefix and the session id hash tag', () => {
-    const keys = [...Object.values(sessionKeys('rules:', 's-1')), windowKey('rules:', 's-1', 'a.b'), valueKey('rules:', 's-1', 'a.b')];
+    const legacy = legacySessionKeys('rules:', 's-1');
+    const keys = [...Object.values(sessionKeys('rules:', 's-1')), legacy.totals, legacy.accumulators, ...legacy.perAccumulator('a.b')];
     expect(new Set(keys).size).toBe(keys.length);
     for (const key of keys) {
       expect(key.startsWith('rules:session:{s-1}:')).toBe(true);
@@ -21,12 +22,12 @@ describe('session keys', () => {
       meta: 'p:session:{x}:meta',
       facts: 'p:session:{x}:facts',
       contributions: 'p:session:{x}:contrib',
-      totals: 'p:session:{x}:totals',
-      accumulators: 'p:session:{x}:accs',
       changes: 'p:session:{x}:changes',
+      log: 'p:session:{x}:log',
     });
-    expect(windowKey('p:', 'x', 'acc')).toBe('p:session:{x}:acc:acc:time');
-    expect(valueKey('p:', 'x', 'acc')).toBe('p:session:{x}:acc:acc:value');
+    const legacy = legacySessionKeys('p:', 'x');
+    expect([legacy.totals, legacy.accumulators]).toEqual(['p:session:{x}:totals', 'p:session:{x}:accs']);
+    expect(legacy.perAccumulator('acc')).toEqual(['p:session:{x}:acc:acc:time', 'p:session:{x}:acc:acc:value']);
   });
 
   it('keeps two sessions apart', () => {

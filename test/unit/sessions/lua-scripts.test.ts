@@ -6,8 +6,8 @@ const dir = new URL('../../../src/sessions/lua/', import.meta.url);
 
 describe('session Lua scripts', () => {
   it('gives every script file a header stating KEYS, ARGV and output', () => {
-    const files = readdirSync(dir).filter((f) => f.endsWith('.lua') && f !== 'accumulators.lua');
-    expect(files.sort()).toEqual(['add-fact.lua', 'create-session.lua', 'retract-fact.lua', 'set-fired.lua']);
+    const files = readdirSync(dir).filter((f) => f.endsWith('.lua'));
+    expect(files.sort()).toEqual(['create-session.lua', 'write-session.lua']);
     for (const file of files) {
       const header = readFileSync(new URL(file, dir), 'utf8').split(']]')[0] ?? '';
       expect(header.startsWith(`--[[\n  ${file.replace('.lua', '')}:`), file).toBe(true);
@@ -15,9 +15,9 @@ describe('session Lua scripts', () => {
     }
   });
 
-  it('prepends the shared accumulator functions to the scripts that use them', () => {
-    expect(LUA_SCRIPTS.sessionAddFact).toContain('local function evict(');
-    expect(LUA_SCRIPTS.sessionRetractFact).toContain('local function evict(');
-    expect(LUA_SCRIPTS.sessionCreate).not.toContain('local function evict(');
+  it('loads each script file as one command', () => {
+    expect(Object.keys(LUA_SCRIPTS).sort()).toEqual(['sessionCreate', 'sessionWrite']);
+    expect(LUA_SCRIPTS.sessionWrite).toContain("return { 'STALE' }");
+    expect(LUA_SCRIPTS.sessionCreate).toContain("'stamp', ARGV[5]");
   });
 });

@@ -23,3 +23,13 @@ describe('MinHeap', () => {
     expect([heap.pop(), heap.pop(), heap.pop(), heap.pop()]).toEqual([9, 3, 1, undefined]);
   });
 });
+
+describe('MinHeap values', () => {
+  it('lists every item held, and the heap still hands them out in order afterwards', () => {
+    const heap = new MinHeap<number>((a, b) => a < b, [5, 2, 8, 1]);
+    expect(heap.values().sort((a, b) => a - b)).toEqual([1, 2, 5, 8]);
+    heap.pop();
+    expect(heap.values().sort((a, b) => a - b)).toEqual([2, 5, 8]);
+    expect([heap.pop(), heap.pop(), heap.pop()]).toEqual([2, 5, 8]);
+  });
+});

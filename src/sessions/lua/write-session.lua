@@ -1,0 +1,114 @@
+--[[
+  write-session: applies the writes an instance worked out on its cached copy of the session's working memory, in
+  order, unless the session changed since that copy was read. Every applied add or retract stores a fresh stamp; a
+  call names the stamp its copy held before its first write, so writes from a stale copy (another instance wrote in
+  between, or the session was deleted and created again) change nothing. When that stamp is still in the log of recent
+  writes, the answer is BEHIND with what the copy lacks (the current meta and every fact written since, the call's own
+  facts among them), so the instance brings its copy up to date and works the writes out again; otherwise STALE, and
+  the instance reads the session anew. Several writes of one session go in one call when they were worked out together.
+
+  KEYS: [1] meta, [2] facts, [3] contributions, [4] changes, [5] log.
+  ARGV: [1] stamp the copy held before the first write, [2] log length to keep, then eleven per write: kind, now
+        (epoch ms, the writer's clock), fact id, and for add and retract: new stamp, version, watermark (latest now of
+        any write), fired rule ids JSON, aggregates JSON; for add also: fact JSON, contribution record JSON
+        {"t": "<event ms>", "c": [["<accumulator id>", "<value>"], ...]}, fired-set change JSON ('' where unused).
+  Kinds: 'add' stores the fact, its contribution record and change; 'retract' removes all three; both log the write,
+        and the last of them stores its stamp, version, watermark, fired set and aggregates (as of its now); they
+        refresh the TTL. 'touch' (a duplicate add) refreshes the TTL and returns the change stored for its fact id;
+        'check' does nothing.
+  Output: {'NOT_FOUND'} | {'STALE'}
+        | {'BEHIND', stamp, version, watermark or '', fired JSON, then per fact written since the copy's stamp:
+           fact id, fact JSON or '' (gone), contribution record or ''}
+        | {'OK', then per write: the stored change JSON for a touch, else ''}.
+
+  TTLs: writes refresh every key's TTL (and meta expires_at) only when the stored expiry has fallen more than
+  ttl_ms / 16 behind now + ttl_ms (the latest now among them); otherwise the other keys get the meta hash's remaining
+  TTL (a key a write created has none yet), so no key outlives the session and expires_at stays the moment the session
+  really expires.
+]]
+
+local WRITE = 11
+local writes = (#ARGV - 2) / WRITE
+
+-- One read for existence (ttl_ms is always set), expiry and stamp.
+local meta = redis.call('HMGET', KEYS[1], 'ttl_ms', 'expires_at', 'stamp')
+if not meta[1] then return { 'NOT_FOUND' } end
+
+if (meta[3] or '') ~= ARGV[1] then
+  -- Fact ids logged after the copy's stamp, each once; none found means the stamp left the log (or never was in it).
+  local ids, seen, found = {}, {}, false
+  for _, entry in ipairs(redis.call('LRANGE', KEYS[5], 0, -1)) do
+    local space = string.find(entry, ' ', 1, true)
+    local id = string.sub(entry, space + 1)
+    if found and id ~= '' and not seen[id] then
+      seen[id] = true
+      ids[#ids + 1] = id
+    end
+    if string.sub(entry, 1, space - 1) == ARGV[1] then found = true end
+  end
+  if not found then return { 'STALE' } end
+  -- The copy applied these writes already: their facts are brought back to what Redis holds too.
+  for i = 0, writes - 1 do
+    local id = ARGV[3 + WRITE * i + 2]
+    if id ~= '' and not seen[id] then
+      seen[id] = true
+      ids[#ids + 1] = id
+    end
+  end
+  local now_meta = redis.call('HMGET', KEYS[1], 'stamp', 'version', 'watermark', 'fired')
+  local out = { 'BEHIND', now_meta[1] or '', now_meta[2] or '0', now_meta[3] or '', now_meta[4] or '[]' }
+  for _, id in ipairs(ids) do
+    out[#out + 1] = id
+    out[#out + 1] = redis.call('HGET', KEYS[2], id) or ''
+    out[#out + 1] = redis.call('HGET', KEYS[3], id) or ''
+  end
+  return out
+end
+
+local out = { 'OK' }
+local last, latest = nil, nil
+for i = 0, writes - 1 do
+  local at = 3 + WRITE * i
+  local kind, fact_id = ARGV[at], ARGV[at + 2]
+  local change = ''
+  if kind == 'touch' then
+    change = redis.call('HGET', KEYS[4], fact_id) or ''
+  elseif kind == 'add' then
+    redis.call('HSET', KEYS[2], fact_id, ARGV[at + 8])
+    redis.call('HSET', KEYS[3], fact_id, ARGV[at + 9])
+    redis.call('HSET', KEYS[4], fact_id, ARGV[at + 10])
+  elseif kind == 'retract' then
+    redis.call('HDEL', KEYS[2], fact_id)
+    redis.call('HDEL', KEYS[3], fact_id)
+    redis.call('HDEL', KEYS[4], fact_id)
+  end
+  if kind == 'add' or kind == 'retract' then
+    redis.call('RPUSH', KEYS[5], ARGV[at + 3] .. ' ' .. fact_id)
+    last = at
+  end
+  if kind ~= 'check' then
+    local now = tonumber(ARGV[at + 1])
+    if latest == nil or now > latest then latest = now end
+  end
+  out[#out + 1] = change
+end
+
+if last then
+  redis.call('HSET', KEYS[1], 'stamp', ARGV[last + 3], 'version', ARGV[last + 4], 'watermark', ARGV[last + 5],
+    'fired', ARGV[last + 6], 'fired_version', ARGV[last + 4], 'aggregates', ARGV[last + 7], 'aggregates_at', ARGV[last + 1])
+  redis.call('LTRIM', KEYS[5], -tonumber(ARGV[2]), -1)
+end
+
+if latest then
+  local ttl_ms = tonumber(meta[1])
+  if latest + ttl_ms - (tonumber(meta[2]) or 0) > math.floor(ttl_ms / 16) then
+    redis.call('HSET', KEYS[1], 'expires_at', string.format('%.17g', latest + ttl_ms))
+    for i = 1, 5 do redis.call('PEXPIRE', KEYS[i], ttl_ms) end
+  else
+    local left = redis.call('PTTL', KEYS[1])
+    if left > 0 then
+      for i = 2, 5 do redis.call('PEXPIRE', KEYS[i], left) end
+    end
+  end
+end
+return out

@@ -1,0 +1,235 @@
+// One session's facts and running aggregates in process memory: the in-process store keeps its sessions in it, the
+// Redis store caches them in it, so both answer every write the same way.
+import { aggregateValue } from './aggregate-value.ts';
+import { MinHeap } from './min-heap.ts';
+import type { AccumulatorSpec, Aggregates } from './session-store.ts';
+import { TimeQueue } from './time-queue.ts';
+
+/** A fact as the working memory keeps it (and as Redis stores it: the JSON, and the contribution record). */
+export interface StoredFact {
+  /** The JSON the fact arrived as: an identical re-send is a duplicate. */
+  readonly json: string;
+  readonly eventTimeMs: number;
+  /** [accumulator id, value] for every accumulator the fact contributed to when it was added. */
+  readonly contributions: readonly (readonly [string, number])[];
+}
+
+export type AddOutcome =
+  /** The fact id holds byte-identical JSON: nothing was applied (time still moved on). */
+  | { readonly kind: 'duplicate' }
+  /** A new fact id while the session holds maxFacts facts: nothing was applied. */
+  | { readonly kind: 'full' }
+  | { readonly kind: 'added'; readonly old: StoredFact | undefined };
+
+/** One fact counted in one accumulator; it stops counting for good once `live` is false. */
+interface Member {
+  readonly state: AccumulatorState;
+  readonly eventTimeMs: number;
+  readonly value: number;
+  live: boolean;
+}
+
+interface AccumulatorState {
+  /** The spec the state was built for: a changed function or window rebuilds it from the facts. */
+  readonly fn: AccumulatorSpec['fn'];
+  readonly windowMs: number | undefined;
+  /** Live members. */
+  count: number;
+  sum: number;
+  /**
+   * Members by event time (windowed accumulators: eviction), by smallest value (min) and by largest (max), built with
+   * the state. A member that stopped counting stays in them until it reaches the front, or until they are rebuilt
+   * without the dead.
+   */
+  byTime: TimeQueue<Member> | undefined;
+  byLow: MinHeap<Member> | undefined;
+  byHigh: MinHeap<Member> | undefined;
+}
+
+/**
+ * A fact counts in an accumulator when it contributed to it and, for a windowed one, its event time is at least
+ * `watermark - windowMs`, where the watermark is the latest `now` any write has brought: time never runs backwards in a
+ * session. So the aggregates are a function of the facts, the specs and the watermark alone, and a working memory built
+ * again from stored facts answers exactly as the one that was kept up to date write by write (sums up to float rounding).
+ */
+export class WorkingMemory {
+  readonly facts: Map<string, StoredFact>;
+  /** Bumped by every applied add or retract. */
+  version: number;
+  /** Latest `now` of any write, epoch ms; -Infinity before the first. */
+  watermark: number;
+  readonly #states = new Map<string, AccumulatorState>();
+  /** Per fact id, the members it counts as (one object per fact, not one map entry per fact and accumulator). */
+  readonly #members = new Map<string, Member[]>();
+  /** The states of the specs array last passed, in its order (callers pass the same array write after write). */
+  #bound: { readonly specs: readonly AccumulatorSpec[]; readonly states: readonly AccumulatorState[] } | undefined;
+
+  constructor(facts: Map<string, StoredFact> = new Map(), version = 0, watermark = Number.NEGATIVE_INFINITY) {
+    this.facts = facts;
+    this.version = version;
+    this.watermark = watermark;
+  }
+
+  /** Adds or replaces a fact; contributions naming no spec are kept with the fact but count nowhere. */
+  add(factId: string, fact: StoredFact, specs: readonly AccumulatorSpec[], now: number, maxFacts: number): AddOutcome {
+    const old = this.facts.get(factId);
+    if (old?.json === fact.json) {
+      this.#advance(specs, now);
+      return { kind: 'duplicate' };
+    }
+    if (old === undefined && this.facts.size >= maxFacts) return { kind: 'full' };
+    this.#advance(specs, now);
+    if (old !== undefined) this.#removeMembers(factId);
+    this.facts.set(factId, fact);
+    const members: Member[] = [];
+    for (const [accumulatorId, value] of fact.contributions) {
+      const state = this.#states.get(accumulatorId);
+      if (state !== undefined && this.#inWindow(state, fact.eventTimeMs)) {
+        members.push(addMember(state, fact.eventTimeMs, value));
+      }
+    }
+    if (members.length > 0) this.#members.set(factId, members);
+    this.version += 1;
+    return { kind: 'added', old };
+  }
+
+  /** Removes a fact and its contributions; undefined (nothing changed but time) when the session holds no such fact. */
+  retract(factId: string, specs: readonly AccumulatorSpec[], now: number): StoredFact | undefined {
+    this.#advance(specs, now);
+    const old = this.facts.get(factId);
+    if (old === undefined) return undefined;
+    this.#removeMembers(factId);
+    this.facts.delete(factId);
+    this.version += 1;
+    return old;
+  }
+
+  /** Value per spec id, as of the watermark (call after a write: the write moved time on and evicted). */
+  aggregates(specs: readonly AccumulatorSpec[]): Aggregates {
+    const out: Aggregates = {};
+    const states = this.#statesOf(specs);
+    for (let i = 0; i < specs.length; i += 1) {
+      const spec = specs[i] as AccumulatorSpec;
+      const state = states[i] as AccumulatorState;
+      let extreme: number | undefined;
+      if (spec.fn === 'min') {
+        extreme = state.byLow && liveTop(state.byLow)?.value;
+      } else if (spec.fn === 'max') {
+        extreme = state.byHigh && liveTop(state.byHigh)?.value;
+      }
+      out[spec.id] = aggregateValue(spec, { count: state.count, sum: state.sum, extreme });
+    }
+    return out;
+  }
+
+  /** Moves the watermark to `now` when later, and evicts what every windowed accumulator's window left behind. */
+  #advance(specs: readonly AccumulatorSpec[], now: number): void {
+    if (now > this.watermark) this.watermark = now;
+    for (const state of this.#statesOf(specs)) {
+      if (state.windowMs !== undefined && state.byTime !== undefined) evict(state.byTime, this.watermark - state.windowMs);
+    }
+  }
+
+  #statesOf(specs: readonly AccumulatorSpec[]): readonly AccumulatorState[] {
+    const bound = this.#bound;
+    if (bound !== undefined && bound.specs === specs) return bound.states;
+    const states = specs.map((spec) => this.#stateOf(spec));
+    // States of accumulators these specs no longer name are let go: should such a spec come back, its state is built
+    // again from the facts, so nothing keeps growing for rules that left the ruleset.
+    const named = new Set(specs.map((spec) => spec.id));
+    for (const id of this.#states.keys()) if (!named.has(id)) this.#states.delete(id);
+    this.#bound = { specs, states };
+    return states;
+  }
+
+  #inWindow(state: AccumulatorState, eventTimeMs: number): boolean {
+    return state.windowMs === undefined || eventTimeMs >= this.watermark - state.windowMs;
+  }
+
+  /** The spec's running state, built from the facts the first time it is asked for or when the spec changed. */
+  #stateOf(spec: AccumulatorSpec): AccumulatorState {
+    const existing = this.#states.get(spec.id);
+    if (existing !== undefined && existing.fn === spec.fn && existing.windowMs === spec.windowMs) return existing;
+    const state: AccumulatorState = {
+      fn: spec.fn,
+      windowMs: spec.windowMs,
+      count: 0,
+      sum: 0,
+      byTime: undefined,
+      byLow: undefined,
+      byHigh: undefined,
+    };
+    // A replaced state is simply let go: removing its members later changes only that unreachable state.
+    const built: Member[] = [];
+    for (const [factId, fact] of this.facts) {
+      if (!this.#inWindow(state, fact.eventTimeMs)) continue;
+      for (const [accumulatorId, value] of fact.contributions) {
+        if (accumulatorId !== spec.id) continue;
+        const member = addMember(state, fact.eventTimeMs, value);
+        built.push(member);
+        const list = this.#members.get(factId);
+        if (list === undefined) this.#members.set(factId, [member]);
+        else list.push(member);
+      }
+    }
+    if (state.windowMs !== undefined) state.byTime = new TimeQueue(timeOf, built);
+    if (state.fn === 'min') state.byLow = new MinHeap(lower, built);
+    if (state.fn === 'max') state.byHigh = new MinHeap(higher, built);
+    this.#states.set(spec.id, state);
+    return state;
+  }
+
+  #removeMembers(factId: string): void {
+    const members = this.#members.get(factId);
+    if (members === undefined) return;
+    for (const member of members) removeMember(member);
+    this.#members.delete(factId);
+  }
+}
+
+const timeOf = (member: Member): number => member.eventTimeMs;
+const lower = (a: Member, b: Member): boolean => a.value < b.value;
+const higher = (a: Member, b: Member): boolean => a.value > b.value;
+
+const isLive = (member: Member): boolean => member.live;
+
+function addMember(state: AccumulatorState, eventTimeMs: number, value: number): Member {
+  const member: Member = { state, eventTimeMs, value, live: true };
+  state.count += 1;
+  state.sum += value;
+  state.byTime?.push(member);
+  state.byLow?.push(member);
+  state.byHigh?.push(member);
+  // Dead members pile up in the orders; rebuilding once they outnumber the live ones keeps each add O(log n).
+  const limit = 2 * state.count + 64;
+  if ((state.byTime?.size ?? 0) > limit) state.byTime = new TimeQueue(timeOf, (state.byTime as TimeQueue<Member>).values().filter(isLive));
+  if ((state.byLow?.size ?? 0) > limit) state.byLow = new MinHeap(lower, (state.byLow as MinHeap<Member>).values().filter(isLive));
+  if ((state.byHigh?.size ?? 0) > limit) state.byHigh = new MinHeap(higher, (state.byHigh as MinHeap<Member>).values().filter(isLive));
+  return member;
+}
+
+/** The first live member of a heap or queue, dropping dead ones on the way. */
+function liveTop(order: MinHeap<Member> | TimeQueue<Member>): Member | undefined {
+  for (let top = order.peek(); top !== undefined; top = order.peek()) {
+    if (top.live) return top;
+    order.pop();
+  }
+  return undefined;
+}
+
+function removeMember(member: Member): void {
+  if (!member.live) return;
+  member.live = false;
+  const state = member.state;
+  state.count -= 1;
+  // An empty accumulator starts again from exactly zero, so float residue never outlives its facts.
+  state.sum = state.count === 0 ? 0 : state.sum - member.value;
+}
+
+/** Removes every member older than the cutoff, oldest first: eviction stops at the first member inside the window. */
+function evict(byTime: TimeQueue<Member>, cutoff: number): void {
+  for (let oldest = liveTop(byTime); oldest !== undefined && oldest.eventTimeMs < cutoff; oldest = liveTop(byTime)) {
+    byTime.pop();
+    removeMember(oldest);
+  }
+}

@@ -1,0 +1,131 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { AccumulatorSpec, Aggregates } from '../../../src/sessions/session-store.ts';
+import { type StoredFact, WorkingMemory } from '../../../src/sessions/working-memory.ts';
+
+/** The definition, computed from scratch: a fact counts when it contributed and is inside the window at the watermark. */
+function reference(facts: ReadonlyMap<string, StoredFact>, specs: readonly AccumulatorSpec[], watermark: number): Aggregates {
+  const out: Aggregates = {};
+  for (const spec of specs) {
+    const values: number[] = [];
+    for (const fact of facts.values()) {
+      if (spec.windowMs !== undefined && fact.eventTimeMs < watermark - spec.windowMs) continue;
+      for (const [id, value] of fact.contributions) if (id === spec.id) values.push(value);
+    }
+    const sum = values.reduce((a, b) => a + b, 0);
+    out[spec.id] = {
+      count: values.length,
+      sum,
+      avg: values.length === 0 ? null : sum / values.length,
+      min: values.length === 0 ? null : Math.min(...values),
+      max: values.length === 0 ? null : Math.max(...values),
+    }[spec.fn];
+  }
+  return out;
+}
+
+function expectClose(actual: Aggregates, expected: Aggregates): void {
+  expect(Object.keys(actual)).toEqual(Object.keys(expected));
+  for (const [id, value] of Object.entries(expected)) {
+    if (value === null) expect(actual[id], id).toBeNull();
+    else expect(actual[id], id).toBeCloseTo(value, 6);
+  }
+}
+
+// Two specs lists over the same ids, as when rules change: a function or a window differs, one id comes and goes.
+const SPECS_A: AccumulatorSpec[] = [
+  { id: 'n', fn: 'count', windowMs: 10_000 },
+  { id: 's', fn: 'sum', windowMs: 5_000 },
+  { id: 'a', fn: 'avg' },
+  { id: 'lo', fn: 'min', windowMs: 8_000 },
+  { id: 'hi', fn: 'max' },
+];
+const SPECS_B: AccumulatorSpec[] = [
+  { id: 'n', fn: 'count', windowMs: 3_000 },
+  { id: 's', fn: 'max', windowMs: 5_000 },
+  { id: 'lo', fn: 'min', windowMs: 8_000 },
+  { id: 'x', fn: 'sum' },
+];
+const IDS = ['n', 's', 'a', 'lo', 'hi', 'x'];
+
+type Step =
+  | { kind: 'add'; factId: string; ageMs: number; values: (number | null)[]; specs: 'A' | 'B' }
+  | { kind: 'retract'; factId: string; specs: 'A' | 'B' }
+  | { kind: 'wait'; ms: number };
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('add' as const),
+      factId: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g'),
+      ageMs: fc.integer({ min: -2, max: 12 }).map((seconds) => seconds * 1_000),
+      values: fc.array(fc.option(fc.integer({ min: -50, max: 50 }), { nil: null }), { minLength: IDS.length, maxLength: IDS.length }),
+      specs: fc.constantFrom('A' as const, 'B' as const),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('retract' as const),
+      factId: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g'),
+      specs: fc.constantFrom('A' as const, 'B' as const),
+    }),
+  },
+  // Negative waits: another writer's clock behind the latest one.
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('wait' as const), ms: fc.integer({ min: -3, max: 6 }).map((s) => s * 1_000) }) },
+);
+
+describe('WorkingMemory', () => {
+  it('answers every write as the definition computed from scratch, through any writes, clocks and spec changes', () => {
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 60 }), (steps) => {
+        const memory = new WorkingMemory();
+        let now = 1_000_000;
+        let json = 0;
+        for (const s of steps) {
+          if (s.kind === 'wait') {
+            now += s.ms;
+            continue;
+          }
+          const specs = s.specs === 'A' ? SPECS_A : SPECS_B;
+          const names = new Set(specs.map((spec) => spec.id));
+          if (s.kind === 'add') {
+            const contributions = IDS.flatMap((id, i) => {
+              const value = s.values[i];
+              return value === null || value === undefined || !names.has(id) ? [] : [[id, value] as const];
+            });
+            json += 1;
+            const fact = { json: `{"v":${json}}`, eventTimeMs: now - s.ageMs, contributions };
+            expect(memory.add(s.factId, fact, specs, now, 100).kind).toBe('added');
+          } else {
+            memory.retract(s.factId, specs, now);
+          }
+          expect(memory.watermark).toBeGreaterThanOrEqual(now);
+          expectClose(memory.aggregates(specs), reference(memory.facts, specs, memory.watermark));
+          // Built again from the same facts, a working memory answers the same.
+          const rebuilt = new WorkingMemory(new Map(memory.facts), memory.version, memory.watermark);
+          expectClose(rebuilt.aggregates(specs), reference(memory.facts, specs, memory.watermark));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('applies nothing for the identical fact or for a new one past maxFacts, and bumps the version otherwise', () => {
+    const memory = new WorkingMemory();
+    const specs: AccumulatorSpec[] = [{ id: 'n', fn: 'count' }];
+    const fact = (json: string): StoredFact => ({ json, eventTimeMs: 0, contributions: [['n', 1]] });
+    expect(memory.add('a', fact('1'), specs, 0, 2)).toEqual({ kind: 'added', old: undefined });
+    expect(memory.add('a', fact('1'), specs, 0, 2)).toEqual({ kind: 'duplicate' });
+    expect(memory.add('b', fact('2'), specs, 0, 2).kind).toBe('added');
+    expect(memory.add('c', fact('3'), specs, 0, 2)).toEqual({ kind: 'full' });
+    expect(memory.add('b', fact('22'), specs, 0, 2)).toEqual({ kind: 'added', old: fact('2') });
+    expect(memory.version).toBe(3);
+    expect(memory.aggregates(specs)).toEqual({ n: 2 });
+    expect(memory.retract('b', specs, 0)).toEqual(fact('22'));
+    expect(memory.retract('b', specs, 0)).toBeUndefined();
+    expect(memory.version).toBe(4);
+    expect(memory.aggregates(specs)).toEqual({ n: 1 });
+  });
+});
