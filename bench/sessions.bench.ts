@@ -228,7 +228,7 @@ async function main(): Promise<void> {
           'event times a second apart, ISO 8601, 2% late by up to 10 minutes',
         'ops/s: calls completed per wall-clock second; p50/p99: per-call latency (under concurrency it includes queueing behind the others); ' +
           '× floor time: floor ops/s ÷ row ops/s, against the floor with as many in flight (the floor is 4× as many calls); ' +
-          'client CPU: this process per op; Redis: its own EVALSHA time per op (INFO commandstats, two scripts per add; any other client of the server counts too)',
+          'client CPU: this process per op; Redis: its own EVALSHA time per op (INFO commandstats: one script call per add, or per several adds of one session sent together; any other client of the server counts too)',
       ]),
     );
     console.log(`\n${renderSessionTable(rows)}\n`);
