@@ -16,6 +16,8 @@ export interface ConsumerState {
   backing_off_partitions: number[];
   /** True while consumption waits for the execution store to write its backlog (back-pressure). */
   waiting_for_store: boolean;
+  /** Joins of the consumer group since start; each after the first is a rebalance, which may answer uncommitted runs again. */
+  group_joins: number;
   last_error: string | null;
 }
 
@@ -62,6 +64,7 @@ export class FactConsumer {
   #assigned: number[] = [];
   #lastError: string | null = null;
   #waitingForStore = false;
+  #groupJoins = 0;
   // Per partition: consecutive delivery failures (for back-off) and the timer that resumes it.
   readonly #failures = new Map<number, number>();
   readonly #resumeTimers = new Map<number, NodeJS.Timeout>();
@@ -85,6 +88,7 @@ export class FactConsumer {
     return {
       status: this.#status,
       waiting_for_store: this.#waitingForStore,
+      group_joins: this.#groupJoins,
       assigned_partitions: [...this.#assigned],
       backing_off_partitions: [...this.#resumeTimers.keys()].sort((a, b) => a - b),
       last_error: this.#lastError,
@@ -197,6 +201,7 @@ export class FactConsumer {
       const partitions = event.payload.memberAssignment[this.#options.topic] ?? [];
       this.#assigned = [...partitions].sort((a, b) => a - b);
       this.#status = 'running';
+      this.#groupJoins += 1;
       const owned = new Set(this.#assigned);
       this.#options.processor.forgetPartitionsExcept(this.#options.topic, owned);
       this.#options.output

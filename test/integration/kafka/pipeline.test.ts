@@ -5,7 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultMessage } from '../../../src/contracts/kafka-messages.ts';
 import {
   collect,
+  distinctAnswers,
   eventually,
+  expectAnsweredAtLeastOnce,
+  firstAnswers,
   type InProcessService,
   kafkaConfig,
   parse,
@@ -41,6 +44,7 @@ describe('Kafka pipeline: facts to results', () => {
   let kafka: Kafka;
   let admin: Admin;
   let service: InProcessService;
+  let received: Received[];
   let results: Received[];
   const inputs: Message[] = [];
 
@@ -79,17 +83,19 @@ describe('Kafka pipeline: facts to results', () => {
       });
     }
     await produce(kafka, topics.facts, inputs);
-    results = await collect(kafka, [topics.results], (received) => received.length >= N, { groupPrefix: topics.group, settleMs: 500 });
+    received = await collect(kafka, [topics.results], (all) => distinctAnswers(all) >= N, {
+      groupPrefix: topics.group,
+      settleMs: 500,
+    });
+    // At-least-once: a rebalance at a bad moment answers a run again; the tests below look at each fact's first answer.
+    results = firstAnswers(received);
   });
 
   afterAll(() => stopKafkaTest(service, admin, topics));
 
-  it('answers every fact with exactly one result', () => {
-    const answered = results.map(
-      (message) => `${parse<ResultMessage>(message).source.offset}@${parse<ResultMessage>(message).source.partition}`,
-    );
-    expect(results).toHaveLength(N);
-    expect(new Set(answered).size).toBe(N);
+  it('answers every fact, once unless the consumer rejoined its group or retried a delivery', () => {
+    expect(service.pipeline.state().group_joins).toBeGreaterThanOrEqual(1);
+    expectAnsweredAtLeastOnce(received, N, service.pipeline.state());
   });
 
   it('gives the same fired rules, actions and revision as POST /api/v1/evaluate for the same fact and domain', async () => {
@@ -160,6 +166,7 @@ describe('Kafka pipeline with KAFKA_RECORD_EXECUTIONS=false', () => {
   let kafka: Kafka;
   let admin: Admin;
   let service: InProcessService;
+  let received: Received[];
   let results: Received[];
 
   beforeAll(async () => {
@@ -172,18 +179,20 @@ describe('Kafka pipeline with KAFKA_RECORD_EXECUTIONS=false', () => {
     expect((await post(service.app, '/api/v1/rules', rule)).statusCode).toBe(201);
     const inputs = Array.from({ length: 20 }, (_, index) => ({ key: `k-${index % 3}`, value: JSON.stringify(fact(index)) }));
     await produce(kafka, topics.facts, inputs);
-    results = await collect(kafka, [topics.results], (received) => received.length >= inputs.length, {
+    received = await collect(kafka, [topics.results], (all) => distinctAnswers(all) >= inputs.length, {
       groupPrefix: topics.group,
       settleMs: 500,
     });
+    results = firstAnswers(received);
   });
 
   afterAll(() => stopKafkaTest(service, admin, topics));
 
   it('still answers every fact, with a unique execution id that no execution record stands behind', async () => {
-    expect(results).toHaveLength(20);
+    expectAnsweredAtLeastOnce(received, 20, service.pipeline.state());
+    // Every answer, a repeated one too, is an evaluation of its own.
+    expect(new Set(received.map((message) => parse<ResultMessage>(message).execution_id)).size).toBe(received.length);
     const parsed = results.map((message) => parse<ResultMessage>(message));
-    expect(new Set(parsed.map((result) => result.execution_id)).size).toBe(20);
     expect(parsed.filter((result) => result.fired_rules.length > 0).length).toBeGreaterThan(0);
     for (const result of parsed.slice(0, 5)) {
       const response = await service.app.inject({ method: 'GET', url: `/api/v1/executions/${result.execution_id}` });

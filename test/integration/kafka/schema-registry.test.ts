@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultMessage } from '../../../src/contracts/kafka-messages.ts';
 import {
   collect,
+  distinctAnswers,
+  expectAnsweredAtLeastOnce,
   type InProcessService,
   kafkaConfig,
   parse,
@@ -118,7 +120,7 @@ describe('Kafka pipeline: schema registry', () => {
     const truncated = (await registry.encode(avroId, { ...FACTS[0]!, session_id: null })).subarray(0, 8);
     messages.push({ key: 'bad-2', value: truncated, headers: { case: 'truncated' } });
     await produce(kafka, topics.facts, messages);
-    received = await collect(kafka, [topics.results, topics.dlq], (all) => all.length >= expected, {
+    received = await collect(kafka, [topics.results, topics.dlq], (all) => distinctAnswers(all) >= expected, {
       groupPrefix: topics.group,
       settleMs: 300,
     });
@@ -129,7 +131,7 @@ describe('Kafka pipeline: schema registry', () => {
   const byCase = (name: string) => received.find((message) => message.headers.case === name);
 
   it('answers every message', () => {
-    expect(received).toHaveLength(expected);
+    expectAnsweredAtLeastOnce(received, expected, service.pipeline.state());
   });
 
   it('evaluates an Avro-encoded fact exactly like its JSON twin and like POST /api/v1/evaluate', async () => {

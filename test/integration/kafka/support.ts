@@ -4,14 +4,16 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { type Admin, type IHeaders, Kafka, logLevel, type Message, Partitioners } from 'kafkajs';
+import { expect } from 'vitest';
 import { type KafkaConfig, loadConfig } from '../../../src/config.ts';
+import { DEAD_LETTER_HEADERS, type ResultMessage } from '../../../src/contracts/kafka-messages.ts';
 import { EngineMetrics } from '../../../src/engine/index.ts';
 import { Evaluator } from '../../../src/evaluation/evaluator.ts';
 import { RuleCatalog } from '../../../src/evaluation/rule-catalog.ts';
 import { SessionEvaluator } from '../../../src/evaluation/session-evaluator.ts';
 import { SessionMemoryMetrics } from '../../../src/evaluation/session-metrics.ts';
 import { buildApp } from '../../../src/http/app.ts';
-import { type KafkaPipeline, type PipelineTuning, startKafkaPipeline } from '../../../src/kafka/index.ts';
+import { type KafkaPipeline, type KafkaPipelineState, type PipelineTuning, startKafkaPipeline } from '../../../src/kafka/index.ts';
 import { createLogger } from '../../../src/logger.ts';
 import { MemorySessionStore } from '../../../src/sessions/memory-session-store.ts';
 import type { SessionStore } from '../../../src/sessions/session-store.ts';
@@ -172,6 +174,50 @@ export async function collect(
     await consumer.disconnect();
   }
   return received;
+}
+
+/** The input a result or dead letter answers, `partition@offset`: from a dead letter's headers, else the result's source. */
+export function answeredPosition(message: Received): string {
+  const offset = message.headers[DEAD_LETTER_HEADERS.sourceOffset];
+  if (offset !== undefined) return `${message.headers[DEAD_LETTER_HEADERS.sourcePartition]}@${offset}`;
+  const { source } = parse<ResultMessage>(message);
+  return `${source.partition}@${source.offset}`;
+}
+
+/** How many distinct inputs the messages answer (a redelivered input counts once). */
+export function distinctAnswers(received: readonly Received[]): number {
+  return new Set(received.map(answeredPosition)).size;
+}
+
+/** Each input's first answer, in read order: what a test compares when at-least-once may have repeated some. */
+export function firstAnswers(received: readonly Received[]): Received[] {
+  const first = new Map<string, Received>();
+  for (const message of received) {
+    const position = answeredPosition(message);
+    if (!first.has(position)) first.set(position, message);
+  }
+  return [...first.values()];
+}
+
+/**
+ * The at-least-once contract on what a test read: every one of `inputs` answered, an answer repeated only as a copy
+ * (same value apart from execution id and latency), and repeated at all only if the consumer rejoined its group or
+ * retried a delivery, the only times a run is answered again.
+ */
+export function expectAnsweredAtLeastOnce(received: readonly Received[], inputs: number, state: KafkaPipelineState): void {
+  const essence = (message: Received) => {
+    if (message.headers[DEAD_LETTER_HEADERS.sourceOffset] !== undefined) return { dead: String(message.value), headers: message.headers };
+    const { execution_id: _id, latency_ms: _latency, ...rest } = parse<ResultMessage>(message);
+    return rest;
+  };
+  const first = new Map(firstAnswers(received).map((message) => [answeredPosition(message), message]));
+  expect(first.size).toBe(inputs);
+  for (const message of received) {
+    const position = answeredPosition(message);
+    expect(essence(message), `the answers to ${position}`).toEqual(essence(first.get(position)!));
+  }
+  const replayed = state.group_joins > 1 || state.last_error !== null;
+  expect(received.length === inputs || replayed, `${received.length - inputs} repeated answers without a rebalance or retry`).toBe(true);
 }
 
 export const parse = <T = Record<string, unknown>>(message: { value: Buffer | null }): T => JSON.parse(String(message.value)) as T;
