@@ -113,6 +113,8 @@ export class RedisSessionStore implements SessionStore {
   readonly #loading = new Map<string, Promise<CachedSession | undefined>>();
   /** Stamps are this instance's random prefix and a counter, so no two writes anywhere store the same one. */
   readonly #stampPrefix = randomBytes(9).toString('base64url');
+  /** Sessions with writes pending, flushed together at the end of the tick. */
+  #toFlush: [string, CachedSession][] = [];
   #stampCounter = 0;
 
   /** Takes ownership of the client: close() quits it. */
@@ -382,12 +384,26 @@ export class RedisSessionStore implements SessionStore {
     return new Promise<WriteReply>((resolve, reject) => {
       if (session.pending.length === 0) {
         session.base = session.stamp;
-        process.nextTick(() => void this.#flush(id, session));
+        if (this.#toFlush.length === 0) process.nextTick(this.#flushAll);
+        this.#toFlush.push([id, session]);
       }
       session.pending.push({ args, specs, resolve, reject });
       session.inFlight += 1;
     });
   }
+
+  /** Sends every session's pending writes; the socket is corked meanwhile, so the calls leave in one system call. */
+  readonly #flushAll = (): void => {
+    const sessions = this.#toFlush;
+    this.#toFlush = [];
+    const stream = this.#client.stream as Redis['stream'] | undefined;
+    stream?.cork();
+    try {
+      for (const [id, session] of sessions) void this.#flush(id, session);
+    } finally {
+      stream?.uncork();
+    }
+  };
 
   /**
    * Sends the pending writes in one call naming the stamp before the first. Refused (STALE, or BEHIND while other

@@ -331,6 +331,37 @@ describe('Redis session store across instances', () => {
     }
   });
 
+  it('hands the calls of several sessions written in the same tick to the socket in one write', async () => {
+    const client = new Redis(url, sessionRedisOptions(2_000));
+    await new Promise((resolve) => client.once('ready', resolve));
+    const corked = new RedisSessionStore(client, sharedPrefix);
+    const ids = Array.from({ length: 4 }, () => `s-${randomUUID()}`);
+    try {
+      for (const id of ids) {
+        await corked.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
+        await add(corked, id, 'first', 1, T);
+      }
+      // Counted at the socket: a corked stream hands Node's stream machinery its buffered chunks in one writev.
+      const socket = client.stream as unknown as { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void };
+      const write = socket._write.bind(socket);
+      const writev = socket._writev.bind(socket);
+      let writes = 0;
+      socket._write = (...args) => {
+        writes += 1;
+        write(...args);
+      };
+      socket._writev = (...args) => {
+        writes += 1;
+        writev(...args);
+      };
+      const results = await Promise.all(ids.flatMap((id) => [add(corked, id, 'a', 2, T + 1), add(corked, id, 'b', 3, T + 2)]));
+      expect(writes).toBe(1);
+      expect(results.map((r) => r?.aggregates)).toEqual(ids.flatMap(() => [{ n: 2, s: 3, hi: 2 }, { n: 3, s: 6, hi: 3 }]));
+    } finally {
+      await corked.close();
+    }
+  });
+
   it('never takes a copy of a deleted session for a new one under the same id', async () => {
     const id = `s-${randomUUID()}`;
     await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
