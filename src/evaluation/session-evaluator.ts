@@ -6,7 +6,7 @@ import { AppError } from '../errors.ts';
 import { DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS } from '../sessions/session-limits.ts';
 import type { AccumulatorSpec, Aggregates, Contribution, FiredChange, SessionInfo, SessionStore } from '../sessions/session-store.ts';
 import type { ExecutionsRepository, RulesetsRepository } from '../store/types.ts';
-import type { EvaluationObserver, Facts } from './evaluator.ts';
+import { type EvaluationObserver, type Facts, isoTimestamp } from './evaluator.ts';
 import { eventTimeOf } from './event-time.ts';
 import { newExecutionId } from './execution-id.ts';
 import { valueAsOfWrite, valuesAsOfWrite } from './session-aggregates.ts';
@@ -168,10 +168,6 @@ function sessionNotFound(id: string): AppError {
   return new AppError('SESSION_NOT_FOUND', `Session '${id}' does not exist or has expired.`);
 }
 
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
 export class SessionEvaluator {
   readonly #options: SessionEvaluatorOptions;
   readonly #clock: () => number;
@@ -222,7 +218,7 @@ export class SessionEvaluator {
       active_rules: snapshot.firedRules,
       version: snapshot.version,
       aggregates,
-      aggregates_as_of: iso(snapshot.aggregates?.asOf ?? snapshot.createdAt),
+      aggregates_as_of: isoTimestamp(snapshot.aggregates?.asOf ?? snapshot.createdAt),
     };
   }
 
@@ -251,7 +247,7 @@ export class SessionEvaluator {
     const aggregates = valuesAsOfWrite(engine.ruleAccumulators(ruleId), snapshot.aggregates?.values ?? {});
     const explained = engine.explain(ruleId, fact, { aggregates });
     if (explained === undefined) throw new AppError('RULE_NOT_FOUND', `Rule ${ruleId} does not exist.`);
-    const asOf = iso(snapshot.aggregates?.asOf ?? snapshot.createdAt);
+    const asOf = isoTimestamp(snapshot.aggregates?.asOf ?? snapshot.createdAt);
     const against = factId === undefined ? 'an empty fact (no fact_id given)' : `fact '${factId}'`;
     return {
       ...explained,
@@ -381,7 +377,7 @@ export class SessionEvaluator {
       actions: result.actions,
       latency_ms: result.latency_ms,
       revision: engine.revision,
-      created_at: iso(wallMs),
+      created_at: isoTimestamp(wallMs),
     });
     this.#options.observer?.('session', result);
     const { activated, deactivated } = written.change;
@@ -461,8 +457,8 @@ function view(info: SessionInfo, scope: Scope): SessionView {
     id: info.id,
     ruleset_id: scope.rulesetId,
     domain: scope.domain,
-    created_at: iso(info.createdAt),
-    expires_at: iso(info.expiresAt),
+    created_at: isoTimestamp(info.createdAt),
+    expires_at: isoTimestamp(info.expiresAt),
     fact_count: info.factCount,
   };
 }

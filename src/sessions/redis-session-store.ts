@@ -206,7 +206,7 @@ export class RedisSessionStore implements SessionStore {
           answer: (stored: string): AddFactResult => {
             if (outcome.kind === 'full') throw sessionFull(id, input.maxFacts);
             const change = stored === '' ? { activated: [], deactivated: [] } : parseChange(stored);
-            return { aggregates, factCount, replaced: false, oldFact: undefined, version, duplicate: true, change };
+            return { aggregates, factCount, replaced: false, version, duplicate: true, change };
           },
         };
       }
@@ -221,7 +221,6 @@ export class RedisSessionStore implements SessionStore {
           aggregates,
           factCount,
           replaced: old !== undefined,
-          oldFact: old === undefined ? undefined : JSON.parse(old.json),
           version,
           duplicate: false,
           change,

@@ -94,8 +94,6 @@ export interface AddFactResult {
   readonly factCount: number;
   /** True when the fact id was present and its fact (and contributions) were replaced; false for a duplicate. */
   readonly replaced: boolean;
-  /** The replaced fact, when `replaced`. */
-  readonly oldFact: unknown;
   /** Session version after this write (unchanged by a duplicate). */
   readonly version: number;
   /**

@@ -356,7 +356,12 @@ describe('Redis session store across instances', () => {
       };
       const results = await Promise.all(ids.flatMap((id) => [add(corked, id, 'a', 2, T + 1), add(corked, id, 'b', 3, T + 2)]));
       expect(writes).toBe(1);
-      expect(results.map((r) => r?.aggregates)).toEqual(ids.flatMap(() => [{ n: 2, s: 3, hi: 2 }, { n: 3, s: 6, hi: 3 }]));
+      expect(results.map((r) => r?.aggregates)).toEqual(
+        ids.flatMap(() => [
+          { n: 2, s: 3, hi: 2 },
+          { n: 3, s: 6, hi: 3 },
+        ]),
+      );
     } finally {
       await corked.close();
     }

@@ -123,7 +123,7 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
       await store.addFact(id, { ...base, factId: 'a', fact: { amount: 10 }, contributions: spend(10) });
       await store.addFact(id, { ...base, factId: 'b', fact: { amount: 50 }, contributions: spend(50) });
       const replaced = await store.addFact(id, { ...base, factId: 'b', fact: { amount: 2 }, contributions: spend(2) });
-      expect(replaced).toMatchObject({ replaced: true, oldFact: { amount: 50 }, factCount: 2, version: 3 });
+      expect(replaced).toMatchObject({ replaced: true, factCount: 2, version: 3 });
       expect(replaced?.aggregates).toEqual({ [count.id]: 2, [sum.id]: 12, [avg.id]: 6, [min.id]: 2, [max.id]: 10 });
     });
 
@@ -297,7 +297,6 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
         duplicate: true,
         change: { activated: [1, 2], deactivated: [] },
         replaced: false,
-        oldFact: undefined,
         factCount: 2,
         version: 2,
         aggregates: { [count.id]: 2, [sum.id]: 15, [avg.id]: 7.5, [min.id]: 5, [max.id]: 10 },
@@ -325,7 +324,6 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
       expect(reordered).toMatchObject({
         duplicate: false,
         replaced: true,
-        oldFact: { n: 1, m: 2 },
         change: { activated: [8], deactivated: [7] },
         version: 2,
       });
