@@ -3,7 +3,7 @@
 export interface SessionKeys {
   /**
    * Hash: ruleset_id, created_at, expires_at, ttl_ms, stamp (of the latest write), version, watermark (latest now of any
-   * write), fired and fired_version, aggregates and aggregates_at (stored with the fired set).
+   * write), fired, aggregates and aggregates_at (stored with the fired set).
    */
   readonly meta: string;
   /** Hash: fact_id -> fact JSON. */

@@ -48,16 +48,17 @@ type ScriptCommand = (numberOfKeys: number, ...args: (string | number)[]) => Pro
 /** What a write learns from write-session.lua: applied (with a touch's stored change), gone, or to be worked out again. */
 type WriteReply = { readonly status: 'OK'; readonly stored: string } | { readonly status: 'NOT_FOUND' | 'RETRY' };
 
-/** One write of a call: its eleven script arguments, and how to answer its caller. */
+/** One write of a call: its script arguments, what it leaves stored (add, retract), and how to answer its caller. */
 interface PendingWrite {
   readonly args: readonly string[];
+  readonly stores: { readonly fired: readonly number[]; readonly aggregates: Aggregates } | undefined;
   readonly specs: readonly AccumulatorSpec[];
   readonly resolve: (reply: WriteReply) => void;
   readonly reject: (error: unknown) => void;
 }
 
 /** Script arguments per write (write-session.lua). */
-const WRITE_ARGS = 11;
+const WRITE_ARGS = 7;
 
 /** This instance's copy of one session's working memory, as of the write that stored `stamp`. */
 interface CachedSession {
@@ -357,19 +358,7 @@ export class RedisSessionStore implements SessionStore {
     extra: readonly string[],
   ): Promise<WriteReply> {
     const stamp = this.#nextStamp();
-    const { memory } = session;
-    const args = [
-      kind,
-      String(now),
-      factId,
-      stamp,
-      String(memory.version),
-      String(memory.watermark),
-      JSON.stringify(fired),
-      aggregatesJson(aggregates),
-      ...extra,
-    ];
-    const sent = this.#send(id, session, specs, args);
+    const sent = this.#send(id, session, specs, [kind, String(now), factId, stamp, ...extra], { fired, aggregates });
     session.stamp = stamp;
     session.fired = fired;
     return sent;
@@ -379,14 +368,20 @@ export class RedisSessionStore implements SessionStore {
    * Queues a write for the call that goes out at the end of this tick, with every other write of this session's copy
    * worked out meanwhile: one script call (and one round trip) for all of them.
    */
-  #send(id: string, session: CachedSession, specs: readonly AccumulatorSpec[], args: readonly string[]): Promise<WriteReply> {
+  #send(
+    id: string,
+    session: CachedSession,
+    specs: readonly AccumulatorSpec[],
+    args: readonly string[],
+    stores?: PendingWrite['stores'],
+  ): Promise<WriteReply> {
     return new Promise<WriteReply>((resolve, reject) => {
       if (session.pending.length === 0) {
         session.base = session.stamp;
         if (this.#toFlush.length === 0) process.nextTick(this.#flushAll);
         this.#toFlush.push([id, session]);
       }
-      session.pending.push({ args, specs, resolve, reject });
+      session.pending.push({ args, stores, specs, resolve, reject });
       session.inFlight += 1;
     });
   }
@@ -412,7 +407,14 @@ export class RedisSessionStore implements SessionStore {
   async #flush(id: string, session: CachedSession): Promise<void> {
     const batch = session.pending;
     session.pending = [];
-    const args = [session.base, String(SESSION_LOG_LENGTH)];
+    // Redis keeps the fired set and aggregates only as the last add or retract of the call left them.
+    const stores = batch.findLast((write) => write.stores !== undefined)?.stores;
+    const args = [
+      session.base,
+      String(SESSION_LOG_LENGTH),
+      stores === undefined ? '' : JSON.stringify(stores.fired),
+      stores === undefined ? '' : aggregatesJson(stores.aggregates),
+    ];
     for (const write of batch) {
       args.push(...write.args);
       for (let i = write.args.length; i < WRITE_ARGS; i += 1) args.push('');

@@ -77,8 +77,9 @@ export class WorkingMemory {
       this.#advance(specs, now);
       return { kind: 'duplicate' };
     }
-    if (old === undefined && this.facts.size >= maxFacts) return { kind: 'full' };
+    // Time moves on even for a refused add: every write that reaches the session brings its now.
     this.#advance(specs, now);
+    if (old === undefined && this.facts.size >= maxFacts) return { kind: 'full' };
     if (old !== undefined) this.#removeMembers(factId);
     this.facts.set(factId, fact);
     const members: Member[] = [];

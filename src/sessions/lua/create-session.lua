@@ -9,7 +9,7 @@
 
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'ruleset_id', ARGV[1], 'created_at', ARGV[2], 'expires_at', ARGV[3], 'ttl_ms', ARGV[4],
-  'version', 0, 'fired', '[]', 'fired_version', 0, 'stamp', ARGV[5])
+  'version', 0, 'fired', '[]', 'stamp', ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 -- The log starts at the create's stamp, so a copy read before the first write can catch up too.
 redis.call('DEL', KEYS[2])

@@ -8,14 +8,14 @@
   the instance reads the session anew. Several writes of one session go in one call when they were worked out together.
 
   KEYS: [1] meta, [2] facts, [3] contributions, [4] changes, [5] log.
-  ARGV: [1] stamp the copy held before the first write, [2] log length to keep, then eleven per write: kind, now
-        (epoch ms, the writer's clock), fact id, and for add and retract: new stamp, version, watermark (latest now of
-        any write), fired rule ids JSON, aggregates JSON; for add also: fact JSON, contribution record JSON
+  ARGV: [1] stamp the copy held before the first write, [2] log length to keep, [3] fired rule ids JSON and [4]
+        aggregates JSON after the last add or retract of the call ('' when it has none), then seven per write: kind, now (epoch ms, the writer's
+        clock), fact id, and for add and retract the new stamp; for add also: fact JSON, contribution record JSON
         {"t": "<event ms>", "c": [["<accumulator id>", "<value>"], ...]}, fired-set change JSON ('' where unused).
-  Kinds: 'add' stores the fact, its contribution record and change; 'retract' removes all three; both log the write,
-        and the last of them stores its stamp, version, watermark, fired set and aggregates (as of its now); they
-        refresh the TTL. 'touch' (a duplicate add) refreshes the TTL and returns the change stored for its fact id;
-        'check' does nothing.
+  Kinds: 'add' stores the fact, its contribution record and change; 'retract' removes all three; both log the write and
+        bump the version, and the last of them stores its stamp, the fired set and the aggregates (as of its now). 'touch' (a duplicate add) returns
+        the change stored for its fact id; 'check' (a refused add, a retraction of an absent fact) stores nothing of its
+        own. Every write moves the watermark (the latest now any write brought); all but 'check' refresh the TTL.
   Output: {'NOT_FOUND'} | {'STALE'}
         | {'BEHIND', stamp, version, watermark or '', fired JSON, then per fact written since the copy's stamp:
            fact id, fact JSON or '' (gone), contribution record or ''}
@@ -27,11 +27,12 @@
   really expires.
 ]]
 
-local WRITE = 11
-local writes = (#ARGV - 2) / WRITE
+local WRITE = 7
+local FIRST = 5
+local writes = (#ARGV - FIRST + 1) / WRITE
 
--- One read for existence (ttl_ms is always set), expiry and stamp.
-local meta = redis.call('HMGET', KEYS[1], 'ttl_ms', 'expires_at', 'stamp')
+-- One read for existence (ttl_ms is always set), expiry, stamp, version and watermark.
+local meta = redis.call('HMGET', KEYS[1], 'ttl_ms', 'expires_at', 'stamp', 'version', 'watermark')
 if not meta[1] then return { 'NOT_FOUND' } end
 
 if (meta[3] or '') ~= ARGV[1] then
@@ -49,7 +50,7 @@ if (meta[3] or '') ~= ARGV[1] then
   if not found then return { 'STALE' } end
   -- The copy applied these writes already: their facts are brought back to what Redis holds too.
   for i = 0, writes - 1 do
-    local id = ARGV[3 + WRITE * i + 2]
+    local id = ARGV[FIRST + WRITE * i + 2]
     if id ~= '' and not seen[id] then
       seen[id] = true
       ids[#ids + 1] = id
@@ -66,17 +67,20 @@ if (meta[3] or '') ~= ARGV[1] then
 end
 
 local out = { 'OK' }
+local version = tonumber(meta[4]) or 0
+local stored_watermark = tonumber(meta[5])
+local watermark = stored_watermark
 local last, latest = nil, nil
 for i = 0, writes - 1 do
-  local at = 3 + WRITE * i
+  local at = FIRST + WRITE * i
   local kind, fact_id = ARGV[at], ARGV[at + 2]
   local change = ''
   if kind == 'touch' then
     change = redis.call('HGET', KEYS[4], fact_id) or ''
   elseif kind == 'add' then
-    redis.call('HSET', KEYS[2], fact_id, ARGV[at + 8])
-    redis.call('HSET', KEYS[3], fact_id, ARGV[at + 9])
-    redis.call('HSET', KEYS[4], fact_id, ARGV[at + 10])
+    redis.call('HSET', KEYS[2], fact_id, ARGV[at + 4])
+    redis.call('HSET', KEYS[3], fact_id, ARGV[at + 5])
+    redis.call('HSET', KEYS[4], fact_id, ARGV[at + 6])
   elseif kind == 'retract' then
     redis.call('HDEL', KEYS[2], fact_id)
     redis.call('HDEL', KEYS[3], fact_id)
@@ -84,19 +88,23 @@ for i = 0, writes - 1 do
   end
   if kind == 'add' or kind == 'retract' then
     redis.call('RPUSH', KEYS[5], ARGV[at + 3] .. ' ' .. fact_id)
+    version = version + 1
     last = at
   end
-  if kind ~= 'check' then
-    local now = tonumber(ARGV[at + 1])
-    if latest == nil or now > latest then latest = now end
-  end
+  local now = tonumber(ARGV[at + 1])
+  if watermark == nil or now > watermark then watermark = now end
+  if kind ~= 'check' and (latest == nil or now > latest) then latest = now end
   out[#out + 1] = change
 end
 
 if last then
-  redis.call('HSET', KEYS[1], 'stamp', ARGV[last + 3], 'version', ARGV[last + 4], 'watermark', ARGV[last + 5],
-    'fired', ARGV[last + 6], 'fired_version', ARGV[last + 4], 'aggregates', ARGV[last + 7], 'aggregates_at', ARGV[last + 1])
+  redis.call('HSET', KEYS[1], 'stamp', ARGV[last + 3], 'version', version, 'fired', ARGV[3], 'aggregates', ARGV[4],
+    'aggregates_at', ARGV[last + 1])
   redis.call('LTRIM', KEYS[5], -tonumber(ARGV[2]), -1)
+end
+
+if watermark ~= stored_watermark then
+  redis.call('HSET', KEYS[1], 'watermark', string.format('%.17g', watermark))
 end
 
 if latest then

@@ -120,6 +120,11 @@ describe('Redis session store layout', () => {
       expect({ key, live: ttl > 590_000 && ttl <= 600_000 }).toEqual({ key, live: true });
     }
     expect((await store.get(id))?.expiresAt).toBe(now + 600_000);
+    // A duplicate and a retraction of an absent fact store nothing of their own but move the watermark on.
+    await store.addFact(id, { ...base, factId: 'c', fact: { n: 3 }, now: now + 4, fire: none });
+    expect(await admin.hmget(keys.meta, 'version', 'watermark')).toEqual(['5', String(now + 4)]);
+    await store.retractFact(id, 'absent', { specs, now: now + 5, fire: none });
+    expect(await admin.hmget(keys.meta, 'version', 'watermark', 'aggregates_at')).toEqual(['5', String(now + 5), String(now + 3)]);
     expect(await store.delete(id)).toBe(true);
     expect(await keysMatching(admin, `${layoutPrefix}session:{${id}}*`)).toEqual([]);
   });

@@ -128,4 +128,21 @@ describe('WorkingMemory', () => {
     expect(memory.version).toBe(4);
     expect(memory.aggregates(specs)).toEqual({ n: 1 });
   });
+
+  it('moves time on for every write, the refused and the empty ones too, as write-session.lua stores it', () => {
+    const memory = new WorkingMemory();
+    const specs: AccumulatorSpec[] = [{ id: 'w', fn: 'count', windowMs: 10 }];
+    const fact = (json: string, at: number): StoredFact => ({ json, eventTimeMs: at, contributions: [['w', 1]] });
+    memory.add('a', fact('1', 0), specs, 0, 1);
+    expect(memory.add('b', fact('2', 5), specs, 20, 1)).toEqual({ kind: 'full' });
+    expect(memory.watermark).toBe(20);
+    expect(memory.aggregates(specs)).toEqual({ w: 0 });
+    expect(memory.add('a', fact('1', 0), specs, 30, 1)).toEqual({ kind: 'duplicate' });
+    expect(memory.retract('absent', specs, 40)).toBeUndefined();
+    expect(memory.watermark).toBe(40);
+    // Never backwards.
+    memory.add('a', fact('3', 35), specs, 25, 1);
+    expect(memory.watermark).toBe(40);
+    expect(memory.aggregates(specs)).toEqual({ w: 1 });
+  });
 });
