@@ -1,6 +1,6 @@
 // Session add-fact end to end: SessionEvaluator.addFact over 100 rules of one domain (20 accumulate) into sessions holding
 // 10,000 facts, on Redis beside a bare EVALSHA round trip over the same connection (the floor), and on the in-process store.
-// Usage: npm run bench:sessions [-- --facts 10000 --adds 5000 --in-flight 16 --sessions 4 --replace-share 0.25 --seed 1]
+// Usage: npm run bench:sessions [-- --facts 10000 --adds 5000 --in-flight 16 --sessions 4 --replace-share 0.25 --rounds 3 --seed 1]
 // (REDIS_URL, default redis://127.0.0.1:6379; keys under a unique prefix, removed at the end)
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
@@ -16,7 +16,7 @@ import { machineHeader } from './lib/machine.ts';
 import { mulberry32, type Random } from './lib/prng.ts';
 import { type LoadResult, runLoad } from './lib/session-load.ts';
 import { parseSessionBenchOptions, type SessionBenchOptions } from './lib/session-options.ts';
-import { renderSessionTable, type SessionRow, sessionTargetLines } from './lib/session-report.ts';
+import { renderSessionTable, type SessionRound, type SessionRow, sessionTargetLines } from './lib/session-report.ts';
 import { eventTime, FactIds, SESSION_DOMAIN, sessionEvent, sessionRules } from './lib/session-workload.ts';
 
 const RULES = 100;
@@ -185,11 +185,15 @@ async function main(): Promise<void> {
 
     const floor = (): Promise<unknown> => floorClient.benchFloor();
     const floorSequential = await measure(options.adds, 1, floor, admin);
-    const floorConcurrent = await measure(options.adds * 4, options.inFlight, floor, admin);
-
     const sequential = await measure(options.adds, 1, adds(redisBench, single), admin);
-    const spread = await measure(options.adds, options.inFlight, adds(redisBench, redisBench.sessionIds), admin);
-    const oneSession = await measure(options.adds, options.inFlight, adds(redisBench, single), admin);
+    // Floor and adds back to back in every round: the machine's speed drifts, and a ratio is fair only within a round.
+    const rounds: { floor: Measured; oneSession: Measured; spread: Measured }[] = [];
+    for (let round = 0; round < options.rounds; round += 1) {
+      const floorConcurrent = await measure(options.adds * 4, options.inFlight, floor, admin);
+      const oneSession = await measure(options.adds, options.inFlight, adds(redisBench, single), admin);
+      const spread = await measure(options.adds, options.inFlight, adds(redisBench, redisBench.sessionIds), admin);
+      rounds.push({ floor: floorConcurrent, oneSession, spread });
+    }
     const factCount = (await redisBench.add(single[0]!, FACT_INTERVAL_MS)).fact_count;
     notes.push(
       `Replacements: ${redisBench.replaced} of ${redisBench.added} timed and warm-up adds replaced a fact (${redisBench.replacementsPlanned} planned); ` +
@@ -210,12 +214,17 @@ async function main(): Promise<void> {
     });
     rows.push(
       row('floor: EVALSHA `return 1`', '1 in flight', floorSequential, undefined),
-      row('floor: EVALSHA `return 1`', load, floorConcurrent, undefined),
       row('add-fact, Redis', '1 in flight', sequential, floorSequential),
-      row('add-fact, Redis', `${load} over ${sessions}`, spread, floorConcurrent),
-      row('add-fact, Redis', `${load} on one session`, oneSession, floorConcurrent),
       row('add-fact, in-process', '1 in flight', memory, floorSequential),
     );
+    rounds.forEach((round, index) => {
+      const label = rounds.length === 1 ? '' : `round ${index + 1}, `;
+      rows.push(
+        row(`${label}floor: EVALSHA \`return 1\``, load, round.floor, undefined),
+        row(`${label}add-fact, Redis`, `${load} on one session`, round.oneSession, round.floor),
+        row(`${label}add-fact, Redis`, `${load} over ${sessions}`, round.spread, round.floor),
+      );
+    });
 
     const [one, five, fifteen] = os.loadavg().map((value) => value.toFixed(2));
     console.log('\n## Sessions: add-fact end to end\n');
@@ -227,18 +236,19 @@ async function main(): Promise<void> {
           `${options.adds.toLocaleString('en-US')} timed adds per row after a warm-up, ${Math.round(options.replaceShare * 100)}% replacing a recent fact id; ` +
           'event times a second apart, ISO 8601, 2% late by up to 10 minutes',
         'ops/s: calls completed per wall-clock second; p50/p99: per-call latency (under concurrency it includes queueing behind the others); ' +
-          '× floor time: floor ops/s ÷ row ops/s, against the floor with as many in flight (the floor is 4× as many calls); ' +
+          '× floor time: floor ops/s ÷ row ops/s, against the floor with as many in flight, of the same round (the floor is 4× as many calls); ' +
           'client CPU: this process per op; Redis: its own EVALSHA time per op (INFO commandstats: one script call per add, or per several adds of one session sent together; any other client of the server counts too)',
       ]),
     );
     console.log(`\n${renderSessionTable(rows)}\n`);
     for (const note of notes) console.log(`- ${note}`);
     console.log('');
-    for (const line of sessionTargetLines({
-      sequential: sequential.result,
-      concurrent: spread.result,
-      concurrentFloor: floorConcurrent.result,
-    })) {
+    const results: SessionRound[] = rounds.map((round) => ({
+      floor: round.floor.result,
+      oneSession: round.oneSession.result,
+      spread: round.spread.result,
+    }));
+    for (const line of sessionTargetLines({ sequential: sequential.result, rounds: results, sessions: options.sessions })) {
       console.log(line);
     }
   } finally {

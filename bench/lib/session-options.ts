@@ -1,4 +1,4 @@
-// Command-line flags of the sessions benchmark: --facts, --adds, --in-flight, --sessions, --replace-share, --seed.
+// Command-line flags of the sessions benchmark: --facts, --adds, --in-flight, --sessions, --replace-share, --rounds, --seed.
 import { parseArgs } from 'node:util';
 import { UsageError } from './cli-options.ts';
 
@@ -13,12 +13,23 @@ export interface SessionBenchOptions {
   sessions: number;
   /** Share of timed adds that replace an existing fact id. */
   replaceShare: number;
+  /** Rounds of floor, one session and several sessions, measured back to back so each ratio compares like with like. */
+  rounds: number;
   seed: number;
 }
 
-export const SESSION_DEFAULTS: SessionBenchOptions = { facts: 10_000, adds: 5_000, inFlight: 16, sessions: 4, replaceShare: 0.25, seed: 1 };
+export const SESSION_DEFAULTS: SessionBenchOptions = {
+  facts: 10_000,
+  adds: 5_000,
+  inFlight: 16,
+  sessions: 4,
+  replaceShare: 0.25,
+  rounds: 3,
+  seed: 1,
+};
 
-const USAGE = 'Usage: bench:sessions [--facts 10000] [--adds 5000] [--in-flight 16] [--sessions 4] [--replace-share 0.25] [--seed 1]';
+const USAGE =
+  'Usage: bench:sessions [--facts 10000] [--adds 5000] [--in-flight 16] [--sessions 4] [--replace-share 0.25] [--rounds 3] [--seed 1]';
 
 export function parseSessionBenchOptions(argv: readonly string[]): SessionBenchOptions {
   let values: Record<string, string | undefined>;
@@ -33,6 +44,7 @@ export function parseSessionBenchOptions(argv: readonly string[]): SessionBenchO
         'in-flight': { type: 'string' },
         sessions: { type: 'string' },
         'replace-share': { type: 'string' },
+        rounds: { type: 'string' },
         seed: { type: 'string' },
       },
     }));
@@ -45,6 +57,7 @@ export function parseSessionBenchOptions(argv: readonly string[]): SessionBenchO
     inFlight: whole(values['in-flight'], '--in-flight', SESSION_DEFAULTS.inFlight, 1, 1_024),
     sessions: whole(values.sessions, '--sessions', SESSION_DEFAULTS.sessions, 1, 1_024),
     replaceShare: share(values['replace-share'], SESSION_DEFAULTS.replaceShare),
+    rounds: whole(values.rounds, '--rounds', SESSION_DEFAULTS.rounds, 1, 20),
     seed: whole(values.seed, '--seed', SESSION_DEFAULTS.seed, 0, 2 ** 32 - 1),
   };
 }

@@ -44,20 +44,44 @@ export function renderSessionTable(rows: readonly SessionRow[]): string {
   return lines.join('\n');
 }
 
+/** One round: the floor and the adds measured back to back, so a slow stretch of the machine slows all three. */
+export interface SessionRound {
+  /** The floor with as many in flight as the adds. */
+  floor: LoadResult;
+  /** Adds to one session holding the preloaded facts: the issue's workload. */
+  oneSession: LoadResult;
+  /** The same adds spread over several sessions. */
+  spread: LoadResult;
+}
+
 export interface TargetInputs {
   /** Add-fact over Redis, one in flight. */
   sequential: LoadResult;
-  /** Add-fact over Redis with several sessions in flight, and the floor with as many in flight. */
-  concurrent: LoadResult;
-  concurrentFloor: LoadResult;
+  rounds: readonly SessionRound[];
+  /** How many sessions the spread adds went to. */
+  sessions: number;
+}
+
+/** The median over the rounds of floor ops/s over the adds' ops/s in the same round. */
+export function medianTimesFloor(rounds: readonly SessionRound[], adds: (round: SessionRound) => LoadResult): number {
+  const ratios = rounds.map((round) => round.floor.opsPerSecond / adds(round).opsPerSecond).sort((a, b) => a - b);
+  const middle = Math.floor(ratios.length / 2);
+  return ratios.length % 2 === 1 ? (ratios[middle] as number) : ((ratios[middle - 1] as number) + (ratios[middle] as number)) / 2;
 }
 
 export function sessionTargetLines(inputs: TargetInputs): string[] {
   const p99 = inputs.sequential.p99Us;
-  const slower = inputs.concurrentFloor.opsPerSecond / inputs.concurrent.opsPerSecond;
+  const throughput = (what: string, adds: (round: SessionRound) => LoadResult): string => {
+    const slower = medianTimesFloor(inputs.rounds, adds);
+    const perRound = inputs.rounds.map((round) => formatRatio(round.floor.opsPerSecond / adds(round).opsPerSecond)).join(', ');
+    return (
+      `${slower <= THROUGHPUT_FACTOR ? 'PASS' : 'FAIL'} add-fact throughput over Redis, ${what}: ${formatRatio(slower)} below the floor ` +
+      `(median of ${inputs.rounds.length} rounds: ${perRound}; target within ${THROUGHPUT_FACTOR}×)`
+    );
+  };
   return [
     `${p99 < P99_LIMIT_US ? 'PASS' : 'FAIL'} add-fact p99 over Redis, one in flight: ${formatMicros(p99)} µs (target < ${formatCount(P99_LIMIT_US)} µs)`,
-    `${slower <= THROUGHPUT_FACTOR ? 'PASS' : 'FAIL'} add-fact throughput over Redis: ${formatCount(inputs.concurrent.opsPerSecond)} facts/s, ` +
-      `${formatRatio(slower)} below the floor's ${formatCount(inputs.concurrentFloor.opsPerSecond)} EVALSHA/s (target within ${THROUGHPUT_FACTOR}×)`,
+    throughput("one session (the issue's workload)", (round) => round.oneSession),
+    throughput(`spread over ${inputs.sessions} sessions (beyond the issue)`, (round) => round.spread),
   ];
 }
