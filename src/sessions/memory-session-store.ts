@@ -14,7 +14,6 @@ import type {
   AddFactInput,
   AddFactResult,
   Aggregates,
-  AggregatesAsOf,
   CreateSessionInput,
   FiredChange,
   RetractFactInput,
@@ -40,8 +39,8 @@ interface MemorySession {
   deadline: number;
   readonly memory: WorkingMemory;
   fired: readonly number[];
-  /** Stored with the fired set. */
-  aggregates: AggregatesAsOf | undefined;
+  /** Stored with the fired set as evaluated (Infinity included): made storable only when read, as most never are. */
+  aggregates: { readonly values: Aggregates; readonly asOf: number } | undefined;
   /** Per fact id, the fired-set change its applied add caused. */
   readonly changes: Map<string, FiredChange>;
 }
@@ -88,7 +87,7 @@ export class MemorySessionStore implements SessionStore {
       facts,
       firedRules: [...session.fired],
       version: session.memory.version,
-      aggregates: session.aggregates && { values: { ...session.aggregates.values }, asOf: session.aggregates.asOf },
+      aggregates: session.aggregates && { values: storableAggregates(session.aggregates.values), asOf: session.aggregates.asOf },
     };
   }
 
@@ -163,7 +162,7 @@ export class MemorySessionStore implements SessionStore {
   #storeFired(session: MemorySession, fired: readonly number[], aggregates: Aggregates, now: number): FiredChange {
     const change = firedChange(session.fired, fired);
     session.fired = [...fired];
-    session.aggregates = { values: storableAggregates(aggregates), asOf: now };
+    session.aggregates = { values: aggregates, asOf: now };
     return change;
   }
 
