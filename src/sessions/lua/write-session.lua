@@ -8,14 +8,16 @@
   the instance reads the session anew. Several writes of one session go in one call when they were worked out together.
 
   KEYS: [1] meta, [2] facts, [3] contributions, [4] changes, [5] log.
-  ARGV: [1] stamp the copy held before the first write, [2] log length to keep, [3] fired rule ids JSON and [4]
-        aggregates JSON after the last add or retract of the call ('' when it has none), then seven per write: kind, now (epoch ms, the writer's
-        clock), fact id, and for add and retract the new stamp; for add also: fact JSON, contribution record JSON
-        {"t": "<event ms>", "c": [["<accumulator id>", "<value>"], ...]}, fired-set change JSON ('' where unused).
+  ARGV: [1] stamp the copy held before the first write, [2] log length to keep, [3] fired rule ids JSON and
+        [4] aggregates JSON after the last add or retract of the call ('' when it has none), then seven per write:
+        kind, now (epoch ms, the writer's clock), fact id, and for add and retract the new stamp; for add also: fact
+        JSON, contribution record JSON {"t": "<event ms>", "c": [["<accumulator id>", "<value>"], ...]}, fired-set
+        change JSON ('' where unused).
   Kinds: 'add' stores the fact, its contribution record and change; 'retract' removes all three; both log the write and
-        bump the version, and the last of them stores its stamp, the fired set and the aggregates (as of its now). 'touch' (a duplicate add) returns
-        the change stored for its fact id; 'check' (a refused add, a retraction of an absent fact) stores nothing of its
-        own. Every write moves the watermark (the latest now any write brought); all but 'check' refresh the TTL.
+        bump the version, and the last of them stores its stamp, the fired set and the aggregates (as of its now).
+        'touch' (a duplicate add) returns the change stored for its fact id; 'check' (a refused add, a retraction of an
+        absent fact) stores nothing of its own. Every write moves the watermark (the latest now any write brought);
+        all but 'check' refresh the TTL.
   Output: {'NOT_FOUND'} | {'STALE'}
         | {'BEHIND', stamp, version, watermark or '', fired JSON, then per fact written since the copy's stamp:
            fact id, fact JSON or '' (gone), contribution record or ''}

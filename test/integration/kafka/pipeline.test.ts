@@ -1,4 +1,5 @@
-// Facts in, results out on a real broker: every fact gets one result, equal to what POST /api/v1/evaluate answers.
+// Facts in, results out on a real broker: every fact gets a result (one, unless a rebalance replayed its run) equal to
+// what POST /api/v1/evaluate answers.
 import type { FastifyInstance } from 'fastify';
 import type { Admin, Kafka, Message } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
