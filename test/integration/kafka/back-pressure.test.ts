@@ -10,6 +10,7 @@ import {
   firstAnswers,
   type InProcessService,
   kafkaConfig,
+  mayHaveReplayed,
   parse,
   produce,
   startInProcessService,
@@ -76,7 +77,7 @@ describe('Kafka pipeline: back-pressure from the execution store', () => {
 
     backlog = 0;
     const received = await collect(kafka, [topics.results], (all) => distinctAnswers(all) >= inputs.length, { groupPrefix: topics.group });
-    expectAnsweredAtLeastOnce(received, inputs.length, service.pipeline.state());
+    expectAnsweredAtLeastOnce(received, inputs.length, mayHaveReplayed(service.pipeline.state()));
     const results = firstAnswers(received);
     expect(results.map((message) => String(message.key)).sort()).toEqual(inputs.map((input) => input.key).sort());
     expect(results.map((message) => parse<ResultMessage>(message).fired_rules.length).sort()).toEqual([0, 0, 0, 1, 1, 1]);

@@ -10,6 +10,7 @@ import {
   firstAnswers,
   type InProcessService,
   kafkaConfig,
+  mayHaveReplayed,
   parse,
   produce,
   type Received,
@@ -93,7 +94,7 @@ describe('Kafka pipeline: dead letters', () => {
   afterAll(() => stopKafkaTest(service, admin, topics));
 
   it('loses nothing: every good message has a result, every poison message a dead letter', () => {
-    expectAnsweredAtLeastOnce(received, sent.length, service.pipeline.state());
+    expectAnsweredAtLeastOnce(received, sent.length, mayHaveReplayed(service.pipeline.state()));
     const answers = firstAnswers(received);
     const results = answers.filter((message) => message.topic === topics.results);
     const deadLetters = answers.filter((message) => message.topic === topics.dlq);
@@ -178,7 +179,7 @@ describe('Kafka pipeline: a result too large to publish', () => {
   afterAll(() => stopKafkaTest(service, admin, topics));
 
   it('dead-letters the fact whose result is over KAFKA_MAX_RESULT_BYTES and publishes the others', () => {
-    expectAnsweredAtLeastOnce(received, 3, service.pipeline.state());
+    expectAnsweredAtLeastOnce(received, 3, mayHaveReplayed(service.pipeline.state()));
     const answers = firstAnswers(received);
     const results = answers.filter((message) => message.topic === topics.results);
     const deadLetters = answers.filter((message) => message.topic === topics.dlq);

@@ -12,6 +12,7 @@ import {
   firstAnswers,
   type InProcessService,
   kafkaConfig,
+  mayHaveReplayed,
   parse,
   produce,
   type Received,
@@ -96,7 +97,7 @@ describe('Kafka pipeline: facts to results', () => {
 
   it('answers every fact, once unless the consumer rejoined its group or retried a delivery', () => {
     expect(service.pipeline.state().group_joins).toBeGreaterThanOrEqual(1);
-    expectAnsweredAtLeastOnce(received, N, service.pipeline.state());
+    expectAnsweredAtLeastOnce(received, N, mayHaveReplayed(service.pipeline.state()));
   });
 
   it('gives the same fired rules, actions and revision as POST /api/v1/evaluate for the same fact and domain', async () => {
@@ -190,7 +191,7 @@ describe('Kafka pipeline with KAFKA_RECORD_EXECUTIONS=false', () => {
   afterAll(() => stopKafkaTest(service, admin, topics));
 
   it('still answers every fact, with a unique execution id that no execution record stands behind', async () => {
-    expectAnsweredAtLeastOnce(received, 20, service.pipeline.state());
+    expectAnsweredAtLeastOnce(received, 20, mayHaveReplayed(service.pipeline.state()));
     // Every answer, a repeated one too, is an evaluation of its own.
     expect(new Set(received.map((message) => parse<ResultMessage>(message).execution_id)).size).toBe(received.length);
     const parsed = results.map((message) => parse<ResultMessage>(message));

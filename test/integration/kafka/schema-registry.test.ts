@@ -12,6 +12,7 @@ import {
   expectAnsweredAtLeastOnce,
   type InProcessService,
   kafkaConfig,
+  mayHaveReplayed,
   parse,
   produce,
   type Received,
@@ -131,7 +132,7 @@ describe('Kafka pipeline: schema registry', () => {
   const byCase = (name: string) => received.find((message) => message.headers.case === name);
 
   it('answers every message', () => {
-    expectAnsweredAtLeastOnce(received, expected, service.pipeline.state());
+    expectAnsweredAtLeastOnce(received, expected, mayHaveReplayed(service.pipeline.state()));
   });
 
   it('evaluates an Avro-encoded fact exactly like its JSON twin and like POST /api/v1/evaluate', async () => {
