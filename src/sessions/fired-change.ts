@@ -7,12 +7,10 @@ export const NO_CHANGE: FiredChange = Object.freeze({ activated: [], deactivated
 export function firedChange(previous: readonly number[], fired: readonly number[]): FiredChange {
   // Most writes leave the fired set as it was (same rules, same order): no sets to build.
   if (sameIds(previous, fired)) return { activated: [], deactivated: [] };
-  const before = new Set(previous);
-  const after = new Set(fired);
-  return {
-    activated: fired.filter((rule) => !before.has(rule)),
-    deactivated: previous.filter((rule) => !after.has(rule)),
-  };
+  // One set: what is left of the previous ones once the fired ids are taken out, still in their order.
+  const left = new Set(previous);
+  const activated = fired.filter((rule) => !left.delete(rule));
+  return { activated, deactivated: [...left] };
 }
 
 function sameIds(a: readonly number[], b: readonly number[]): boolean {

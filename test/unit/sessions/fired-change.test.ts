@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { aggregatesJson, firedChange, storableAggregates } from '../../../src/sessions/fired-change.ts';
 
@@ -11,6 +12,18 @@ describe('fired-set change', () => {
   it('reports no change for the same set, in the same or another order', () => {
     expect(firedChange([1, 2, 3], [1, 2, 3])).toEqual({ activated: [], deactivated: [] });
     expect(firedChange([1, 2, 3], [3, 1, 2])).toEqual({ activated: [], deactivated: [] });
+  });
+
+  it('agrees with the definition for any two fired sets', () => {
+    const ids = fc.uniqueArray(fc.integer({ min: 1, max: 30 }), { maxLength: 20 });
+    fc.assert(
+      fc.property(ids, ids, (previous, fired) => {
+        expect(firedChange(previous, fired)).toEqual({
+          activated: fired.filter((rule) => !previous.includes(rule)),
+          deactivated: previous.filter((rule) => !fired.includes(rule)),
+        });
+      }),
+    );
   });
 
   it('hands out a new change each time, so a caller may keep or change it', () => {
