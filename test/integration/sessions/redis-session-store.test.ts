@@ -205,6 +205,12 @@ describe('Redis session store across instances', () => {
     { id: 'hi', fn: 'max' as const, windowMs: 10_000 },
   ];
   const T = Date.UTC(2026, 0, 1);
+  /** A connection of the test's own, ready, for a store whose commands the test counts. */
+  const readyClient = async (): Promise<Redis> => {
+    const client = new Redis(url, sessionRedisOptions(2_000));
+    await new Promise((resolve) => client.once('ready', resolve));
+    return client;
+  };
   const add = (client: RedisSessionStore, id: string, factId: string, value: number, at: number, fire: () => number[] = none) =>
     client.addFact(id, {
       factId,
@@ -264,8 +270,7 @@ describe('Redis session store across instances', () => {
   });
 
   it('brings a copy a few writes behind up to date from the log, and reads the session again only when too far behind', async () => {
-    const client = new Redis(url, sessionRedisOptions(2_000));
-    await new Promise((resolve) => client.once('ready', resolve));
+    const client = await readyClient();
     // Whole-session reads go through MULTI (this store never calls get here).
     let reads = 0;
     const multi = client.multi.bind(client);
@@ -309,8 +314,7 @@ describe('Redis session store across instances', () => {
   });
 
   it('sends the writes of one session worked out in the same tick in one script call', async () => {
-    const client = new Redis(url, sessionRedisOptions(2_000));
-    await new Promise((resolve) => client.once('ready', resolve));
+    const client = await readyClient();
     const batched = new RedisSessionStore(client, sharedPrefix);
     // Counted after the store defined its scripts.
     const commands = client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
@@ -337,8 +341,7 @@ describe('Redis session store across instances', () => {
   });
 
   it('hands the calls of several sessions written in the same tick to the socket in one write', async () => {
-    const client = new Redis(url, sessionRedisOptions(2_000));
-    await new Promise((resolve) => client.once('ready', resolve));
+    const client = await readyClient();
     const corked = new RedisSessionStore(client, sharedPrefix);
     const ids = Array.from({ length: 4 }, () => `s-${randomUUID()}`);
     try {
