@@ -321,7 +321,7 @@ describe('Redis session store across instances', () => {
   it('sends the writes of one session worked out in the same tick in script calls of at most WRITES_PER_GROUP writes', async () => {
     const client = await readyClient();
     const batched = new RedisSessionStore(client, sharedPrefix);
-    // Counted after the store defined its scripts: writes per call, from its arguments (5 keys, 4 per call, 7 per write).
+    // Counted after the store defined its scripts: writes per call, from its arguments (key count, 5 keys, 4 per call, 7 per write).
     const commands = client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     const write = commands.sessionWrite?.bind(client);
     let calls: number[] = [];
