@@ -63,7 +63,7 @@ const WRITE_ARGS = 7;
 /**
  * Pending writes (over all sessions) that leave at once instead of at the end of the tick. A busy tick's writes then go
  * out in several groups, and Redis applies the first while this instance still works out the rest: with 16 adds in
- * flight on one session, groups of 8 served 35-90 % more adds a second than one group per tick (client and Redis took
+ * flight on one session, groups of 8 served 1.5-2x the adds a second of one group per tick (client and Redis took
  * turns), and more than groups of 4 or 16.
  */
 export const WRITES_PER_GROUP = 8;
