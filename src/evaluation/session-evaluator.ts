@@ -3,7 +3,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Explanation } from '../contracts/evaluation.ts';
 import { type Accumulator, type RuleEngine, renderAggregate } from '../engine/index.ts';
 import { AppError } from '../errors.ts';
-import { DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS } from '../sessions/session-limits.ts';
+import { checkTtl, DEFAULT_TTL_SECONDS } from '../sessions/session-limits.ts';
 import type { AccumulatorSpec, Aggregates, Contribution, FiredChange, SessionInfo, SessionStore } from '../sessions/session-store.ts';
 import type { ExecutionsRepository, RulesetsRepository } from '../store/types.ts';
 import { type EvaluationObserver, type Facts, isoTimestamp } from './evaluator.ts';
@@ -184,9 +184,8 @@ export class SessionEvaluator {
 
   /** Opens a session over a ruleset's rules; NOT_FOUND when the ruleset does not exist. */
   async create(rulesetId: number, ttlSeconds: number = DEFAULT_TTL_SECONDS): Promise<SessionView> {
-    if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS) {
-      throw new AppError('VALIDATION_ERROR', `ttl_seconds must be an integer from 1 to ${MAX_TTL_SECONDS} (7 days).`);
-    }
+    // Checked before the ruleset is looked up, with the stores' own check.
+    checkTtl(ttlSeconds);
     const domain = await this.#rulesetDomain(rulesetId);
     if (domain === undefined) throw new AppError('NOT_FOUND', `Ruleset ${rulesetId} does not exist.`);
     const info = await this.#options.sessions.create({
