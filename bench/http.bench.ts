@@ -17,9 +17,9 @@ import type { ConditionNode } from '../src/contracts/condition-dsl.ts';
 import { RuleCatalog } from '../src/evaluation/rule-catalog.ts';
 import { buildApp } from '../src/http/app.ts';
 import { createLogger } from '../src/logger.ts';
-import { countStoredExecutions } from '../src/store/execution-batches.ts';
+import { asExecutionRecord, countStoredExecutions } from '../src/store/execution-batches.ts';
 import { openStore } from '../src/store/index.ts';
-import type { ExecutionRecord, RuleDraft, Store, StoredRule } from '../src/store/types.ts';
+import type { ExecutionRecord, RuleDraft, SerializedExecution, Store, StoredRule } from '../src/store/types.ts';
 import { mulberry32 } from './lib/prng.ts';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
@@ -66,7 +66,7 @@ async function serveInMemory(ruleCount: number): Promise<void> {
     updated_at: at,
   }));
   // A ring of the latest 1,000: deleting a Map's oldest key per request cost this diagnostic 2-3 µs a request.
-  const recent: (ExecutionRecord | undefined)[] = new Array(1_000);
+  const recent: (ExecutionRecord | SerializedExecution | undefined)[] = new Array(1_000);
   let next = 0;
   const unused = async (): Promise<never> => {
     throw new Error('not part of the benchmark');
@@ -90,7 +90,10 @@ async function serveInMemory(ruleCount: number): Promise<void> {
         recent[next] = execution;
         next = (next + 1) % recent.length;
       },
-      get: async (id) => recent.find((execution) => execution?.execution_id === id),
+      get: async (id) => {
+        const found = recent.find((execution) => execution?.execution_id === id);
+        return found === undefined ? undefined : asExecutionRecord(found);
+      },
       flush: async () => undefined,
       pendingCount: () => 0,
       deleteOlderThan: async () => 0,

@@ -66,6 +66,25 @@ export class Evaluator {
     return this.#run(this.#options.catalog.engine, facts, options.domain, options.source ?? 'http', options.record ?? true);
   }
 
+  /**
+   * evaluate() for a caller that answers with the outcome as JSON: the outcome is serialized once, and the execution is
+   * recorded from that text and `requestJson` (the JSON text, as received, of an object whose `facts` are the facts).
+   */
+  evaluateToJson(facts: Facts, options: { domain?: string | undefined; source?: ExecutionSource; requestJson: string }): string {
+    const now = Date.now();
+    const outcome = this.#outcome(this.#options.catalog.engine, facts, options.domain, options.source ?? 'http', now);
+    const outcomeJson = JSON.stringify(outcome);
+    this.#options.executions.record({
+      execution_id: outcome.execution_id,
+      source: options.source ?? 'http',
+      domain: options.domain ?? null,
+      createdMs: now,
+      requestJson: options.requestJson,
+      outcomeJson,
+    });
+    return outcomeJson;
+  }
+
   /** Evaluates many facts against one engine revision; results are in input order, each with its own execution id. */
   async bulk(facts: readonly Facts[], options: { domain?: string | undefined } = {}): Promise<EvaluationOutcome[]> {
     const engine = this.#options.catalog.engine;
@@ -78,15 +97,8 @@ export class Evaluator {
   }
 
   #run(engine: RuleEngine, facts: Facts, domain: string | undefined, source: ExecutionSource, record: boolean): EvaluationOutcome {
-    const result = engine.evaluate(facts, domain === undefined ? ALL_DOMAINS : { domain });
     const now = Date.now();
-    const outcome: EvaluationOutcome = {
-      execution_id: newExecutionId(now),
-      fired_rules: result.fired_rules,
-      actions: result.actions,
-      latency_ms: result.latency_ms,
-      revision: engine.revision,
-    };
+    const outcome = this.#outcome(engine, facts, domain, source, now);
     if (record) {
       // Written out rather than spread from outcome: a literal of known shape is cheaper on every request.
       this.#options.executions.record({
@@ -101,7 +113,19 @@ export class Evaluator {
         created_at: isoTimestamp(now),
       });
     }
-    this.#options.observer?.(source, result);
     return outcome;
+  }
+
+  /** Runs the engine and tells the observer; the outcome's id carries `now`. */
+  #outcome(engine: RuleEngine, facts: Facts, domain: string | undefined, source: ExecutionSource, now: number): EvaluationOutcome {
+    const result = engine.evaluate(facts, domain === undefined ? ALL_DOMAINS : { domain });
+    this.#options.observer?.(source, result);
+    return {
+      execution_id: newExecutionId(now),
+      fired_rules: result.fired_rules,
+      actions: result.actions,
+      latency_ms: result.latency_ms,
+      revision: engine.revision,
+    };
   }
 }

@@ -1,5 +1,5 @@
 // The only body parser: JSON with prototype-poisoning and nesting guards, so nothing downstream can recurse without bound.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { nestsDeeperThan } from '../contracts/json-depth.ts';
 import { AppError } from '../errors.ts';
 
@@ -57,12 +57,30 @@ function isPoisoningKey(key: string, child: unknown): boolean {
   return key === 'constructor' && typeof child === 'object' && child !== null && Object.hasOwn(child, 'prototype');
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The JSON text the body was parsed from; null without a body. Lets a route record the request as it came. */
+    bodyJson: string | null;
+  }
+}
+
+/** What Fastify itself sends with a JSON body. */
+const JSON_UTF8 = 'application/json; charset=utf-8';
+
+/** Sends text that already is the reply's JSON (Fastify would otherwise send a string as text/plain). */
+export function sendJsonText(reply: FastifyReply, json: string): void {
+  reply.type(JSON_UTF8).send(json);
+}
+
 /** Replaces Fastify's parsers: application/json (any charset) is the only accepted body type; anything else is 415. */
 export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void {
+  app.decorateRequest('bodyJson', null);
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (request, body, done) => {
     try {
-      done(null, parseJsonBody(body as string));
+      const value = parseJsonBody(body as string);
+      request.bodyJson = body as string;
+      done(null, value);
     } catch (error) {
       done(error as AppError, undefined);
     }

@@ -4,7 +4,7 @@ import { brotliCompress, brotliDecompress, constants } from 'node:zlib';
 import { type Kysely, sql } from 'kysely';
 import { AppError } from '../errors.ts';
 import type { Database } from './database.ts';
-import type { ExecutionRecord } from './types.ts';
+import type { ExecutionRecord, SerializedExecution } from './types.ts';
 
 /** Bounds one batch's record count; a batch also closes once its JSON passes MAX_BATCH_CHARS. */
 export const MAX_RECORDS_PER_BATCH = 5_000;
@@ -64,8 +64,12 @@ export interface EncodedBatch {
   newestAt: string;
 }
 
+/** Largest time a UUID v7 holds: 48 bits of milliseconds. */
+const LAST_UUID_V7_MS = 2 ** 48 - 1;
+
 /** One record ready for a batch, or the reason it can never be stored. */
-export function prepareExecution(execution: ExecutionRecord): PreparedExecution {
+export function prepareExecution(execution: ExecutionRecord | SerializedExecution): PreparedExecution {
+  if ('outcomeJson' in execution) return prepareSerialized(execution);
   const key = executionIdKey(execution.execution_id);
   if (key === undefined) throw new AppError('VALIDATION_ERROR', `execution id "${execution.execution_id}" is not a UUID`);
   const createdMs = Date.parse(execution.created_at);
@@ -91,6 +95,51 @@ export function prepareExecution(execution: ExecutionRecord): PreparedExecution 
   }
 }
 
+/**
+ * A record from texts its caller holds: they are embedded as they are, so nothing is serialized again, and the key is
+ * the id's time, known without reading the id. The stored form differs (see readRecord); reading it back does not.
+ */
+function prepareSerialized(execution: SerializedExecution): PreparedExecution {
+  const { execution_id: id, createdMs } = execution;
+  if (!(Number.isInteger(createdMs) && createdMs >= 0 && createdMs <= LAST_UUID_V7_MS)) {
+    throw new AppError('VALIDATION_ERROR', `execution ${id} has no valid creation time`);
+  }
+  const domain = execution.domain === null ? 'null' : JSON.stringify(execution.domain);
+  const json = `{"source":"${execution.source}","domain":${domain},"created_ms":${createdMs},"request":${execution.requestJson},"outcome":${execution.outcomeJson}}`;
+  return { id, json, key: createdMs, createdMs };
+}
+
+/** A record stored from texts (prepareSerialized): the request holds the facts, the outcome the evaluation. */
+interface StoredFromTexts {
+  source: ExecutionRecord['source'];
+  domain: string | null;
+  created_ms: number;
+  request: { facts?: unknown } | null;
+  outcome: Pick<ExecutionRecord, 'execution_id' | 'fired_rules' | 'actions' | 'latency_ms' | 'revision'>;
+}
+
+/** A stored record as the API shows it, whichever way it was stored. */
+export function readRecord(stored: ExecutionRecord | StoredFromTexts): ExecutionRecord {
+  if (!('outcome' in stored)) return stored;
+  const { outcome } = stored;
+  return {
+    execution_id: outcome.execution_id,
+    source: stored.source,
+    domain: stored.domain,
+    facts: stored.request?.facts ?? null,
+    fired_rules: outcome.fired_rules,
+    actions: outcome.actions,
+    latency_ms: outcome.latency_ms,
+    revision: outcome.revision,
+    created_at: new Date(stored.created_ms).toISOString(),
+  };
+}
+
+/** The record as get() returns it, from either form record() takes; for in-memory stand-ins and tests. */
+export function asExecutionRecord(execution: ExecutionRecord | SerializedExecution): ExecutionRecord {
+  return 'outcomeJson' in execution ? readRecord(JSON.parse(prepareSerialized(execution).json)) : execution;
+}
+
 /** Compresses prepared records into one batch. */
 export async function encodeBatch(prepared: readonly PreparedExecution[]): Promise<EncodedBatch> {
   if (prepared.length === 0) throw new RangeError('a batch needs at least one record');
@@ -113,7 +162,7 @@ export async function encodeBatch(prepared: readonly PreparedExecution[]): Promi
 export async function decodeBatch(records: Buffer): Promise<ExecutionRecord[]> {
   const parsed: unknown = JSON.parse((await decompress(records)).toString('utf8'));
   if (!Array.isArray(parsed)) throw new Error('a stored execution batch is not a JSON array');
-  return parsed as ExecutionRecord[];
+  return parsed.map(readRecord);
 }
 
 /**

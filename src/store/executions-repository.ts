@@ -12,8 +12,9 @@ import {
   MAX_RECORDS_PER_BATCH,
   type PreparedExecution,
   prepareExecution,
+  readRecord,
 } from './execution-batches.ts';
-import type { ExecutionRecord, ExecutionsRepository } from './types.ts';
+import type { ExecutionRecord, ExecutionsRepository, SerializedExecution } from './types.ts';
 
 export interface ExecutionWriterOptions {
   /** Pending records that trigger a write without waiting for the timer, and the most one batch holds (capped at 5,000). */
@@ -63,7 +64,7 @@ class BatchedExecutions implements ExecutionsRepository {
     this.#timer.unref();
   }
 
-  record(execution: ExecutionRecord): void {
+  record(execution: ExecutionRecord | SerializedExecution): void {
     if (this.#closed) this.#options.onError(new Error(`execution ${execution.execution_id} was recorded after the store was closed`));
     let prepared: PreparedExecution;
     try {
@@ -95,7 +96,7 @@ class BatchedExecutions implements ExecutionsRepository {
 
   async get(id: string): Promise<ExecutionRecord | undefined> {
     const pending = this.#pending.get(id);
-    if (pending !== undefined) return JSON.parse(pending.json) as ExecutionRecord;
+    if (pending !== undefined) return readRecord(JSON.parse(pending.json));
     return withDatabase(() => findInBatches(this.#db, id));
   }
 

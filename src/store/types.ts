@@ -108,11 +108,28 @@ export interface ExecutionRecord {
 }
 
 /**
+ * An execution handed over as JSON texts its caller already holds (the request it answered and the outcome it sent), so
+ * recording serializes nothing again on the request path. Read back, it is the ExecutionRecord those texts describe.
+ */
+export interface SerializedExecution {
+  /** A UUID v7 whose time is createdMs (newExecutionId(createdMs)): the store finds the record through it. */
+  execution_id: string;
+  source: ExecutionRecord['source'];
+  domain: string | null;
+  /** Epoch milliseconds, a whole number: created_at is made from it. */
+  createdMs: number;
+  /** JSON text of an object whose `facts` member holds the facts evaluated (the request body); other members are kept but not read. */
+  requestJson: string;
+  /** JSON text of an object with the outcome's execution_id, fired_rules, actions, latency_ms and revision. */
+  outcomeJson: string;
+}
+
+/**
  * Executions. `record` never waits for the database: writes are batched and flushed in the background,
  * yet `get` sees a recorded execution at once (it reads the pending batch first).
  */
 export interface ExecutionsRepository {
-  record(execution: ExecutionRecord): void;
+  record(execution: ExecutionRecord | SerializedExecution): void;
   get(id: string): Promise<ExecutionRecord | undefined>;
   /** Writes everything pending; called on shutdown and by tests. */
   flush(): Promise<void>;

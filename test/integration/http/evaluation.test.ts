@@ -66,6 +66,26 @@ describe.each(STORE_KINDS)('evaluation over HTTP (%s)', (kind) => {
     expect(Number.isNaN(Date.parse(response.json().created_at))).toBe(false);
   });
 
+  it('records the facts of a body as the client formatted it, read back as the evaluation read them', async () => {
+    const payload = `{\n  "domain": ${JSON.stringify(domain)},\n  "facts": { "amount": 1, "tier": "gold", "amount": 2500, "note": "caf\\u00e9 \\"quoted\\"" }\n}`;
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/evaluate',
+      headers: { 'content-type': 'application/json' },
+      payload,
+    });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+    const evaluated = response.json();
+    expect(evaluated).toMatchObject({ fired_rules: [vip, big], actions: ['fast_track', 'review'] });
+    const facts = { amount: 2500, tier: 'gold', note: 'café "quoted"' };
+    const pending = await json(t.app, 'GET', `/api/v1/executions/${evaluated.execution_id}`);
+    expect(pending.json()).toMatchObject({ execution_id: evaluated.execution_id, domain, facts, fired_rules: [vip, big] });
+    await t.store.executions.flush();
+    const stored = await json(t.app, 'GET', `/api/v1/executions/${evaluated.execution_id}`);
+    expect(stored.body).toBe(pending.body);
+  });
+
   it('still finds the execution once it was written to the database, answering the same body', async () => {
     const evaluated = (await json(t.app, 'POST', '/api/v1/evaluate', { facts: { amount: 1 } })).json();
     const pending = await json(t.app, 'GET', `/api/v1/executions/${evaluated.execution_id}`);

@@ -4,10 +4,11 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConditionNode } from '../../../src/contracts/condition-dsl.ts';
 import { AppError } from '../../../src/errors.ts';
+import { newExecutionId } from '../../../src/evaluation/execution-id.ts';
 import { findInBatches, MAX_RECORDS_PER_BATCH, storedExecutions } from '../../../src/store/execution-batches.ts';
 import { createExecutionsRepository, type ExecutionWriterOptions } from '../../../src/store/executions-repository.ts';
 import type { SqlStore } from '../../../src/store/open-store.ts';
-import type { ExecutionRecord, RuleDraft } from '../../../src/store/types.ts';
+import type { ExecutionRecord, RuleDraft, SerializedExecution } from '../../../src/store/types.ts';
 import type { TestStore } from '../../helpers/databases.ts';
 
 const amountOver = (limit: number): ConditionNode => ({ type: 'condition', field: 'amount', op: '>', value: limit });
@@ -578,6 +579,57 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
         expect(await repository.get(recorded.execution_id)).toEqual(expected);
         await repository.close();
         expect(await findInBatches(store.db, recorded.execution_id)).toEqual(expected);
+      });
+
+      it('stores an execution handed over as JSON texts, read back like any other, in one batch with both forms', async () => {
+        const { repository, errors } = writer({ flushMs: 60_000 });
+        const createdMs = Date.now();
+        const id = newExecutionId(createdMs);
+        const texts: SerializedExecution = {
+          execution_id: id,
+          source: 'http',
+          domain: 'pay"ments',
+          createdMs,
+          // As a client sent it: spacing, escapes, a NUL and a key given twice (JSON.parse keeps the later one).
+          requestJson: '{ "facts": {"amount": 1, "amount": 4200, "note": "line\\nbreak \\u0000 \\ud800"},\n  "domain": "pay\\"ments" }',
+          outcomeJson: JSON.stringify({ execution_id: id, fired_rules: [3, 1], actions: ['review'], latency_ms: 0.125, revision: 7 }),
+        };
+        const expected = execution({
+          execution_id: id,
+          domain: 'pay"ments',
+          facts: { amount: 4200, note: 'line\nbreak \u0000 \ud800' },
+          created_at: new Date(createdMs).toISOString(),
+        });
+        const plain = execution();
+        repository.record(texts);
+        repository.record(plain);
+        expect(await repository.get(id)).toEqual(expected);
+        await repository.flush();
+        expect(await findInBatches(store.db, id)).toEqual(expected);
+        expect(await findInBatches(store.db, plain.execution_id)).toEqual(plain);
+        await repository.close();
+        expect(errors).toEqual([]);
+        expect(await store.executions.get(id)).toEqual(expected);
+      });
+
+      it('drops an execution handed over as texts with a time no UUID v7 holds, and says why', async () => {
+        const { repository, errors } = writer({ flushMs: 60_000 });
+        const texts = (createdMs: number): SerializedExecution => ({
+          execution_id: newExecutionId(Date.now()),
+          source: 'http',
+          domain: null,
+          createdMs,
+          requestJson: '{"facts":{}}',
+          outcomeJson: '{}',
+        });
+        for (const createdMs of [-1, 1.5, 2 ** 48, Number.NaN]) repository.record(texts(createdMs));
+        expect(repository.pendingCount()).toBe(0);
+        expect(errors).toHaveLength(4);
+        for (const error of errors) {
+          expect(error).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/cannot be stored and was dropped/) });
+          expect((error as AppError).cause).toMatchObject({ message: expect.stringMatching(/has no valid creation time/) });
+        }
+        await repository.close();
       });
 
       it('keeps accepting past the backlog warning, and warns once', async () => {

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RuleEngine } from '../../../src/engine/index.ts';
 import { Evaluator, isoTimestamp } from '../../../src/evaluation/evaluator.ts';
-import type { ExecutionRecord } from '../../../src/store/types.ts';
+import { asExecutionRecord, executionIdKey } from '../../../src/store/execution-batches.ts';
+import type { ExecutionRecord, SerializedExecution } from '../../../src/store/types.ts';
 
 const engine = RuleEngine.compile(
   [
@@ -20,14 +21,20 @@ const engine = RuleEngine.compile(
 
 function setup() {
   const recorded: ExecutionRecord[] = [];
+  const handedOver: (ExecutionRecord | SerializedExecution)[] = [];
   const observed: [string, number[]][] = [];
   const evaluator = new Evaluator({
     catalog: { engine },
-    executions: { record: (execution) => recorded.push(execution) },
+    executions: {
+      record: (execution) => {
+        handedOver.push(execution);
+        recorded.push(asExecutionRecord(execution));
+      },
+    },
     observer: (source, result) => observed.push([source, result.fired_rules]),
     bulkSliceSize: 3,
   });
-  return { evaluator, recorded, observed };
+  return { evaluator, recorded, handedOver, observed };
 }
 
 describe('Evaluator', () => {
@@ -64,6 +71,41 @@ describe('Evaluator', () => {
     expect(outcome.execution_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(recorded).toEqual([]);
     expect(observed).toHaveLength(1);
+  });
+
+  it('answers evaluateToJson with the outcome as JSON, and records the same execution from that text and the request text', () => {
+    const { evaluator, recorded, handedOver, observed } = setup();
+    const requestJson = '{ "facts": {"amount": 1, "amount": 500, "tags": ["a\\u00e9"]},\n "domain": "payments" }';
+    const before = Date.now();
+    const json = evaluator.evaluateToJson({ amount: 500, tags: ['a\u00e9'] }, { domain: 'payments', requestJson });
+    const outcome = JSON.parse(json);
+    expect(outcome).toEqual({
+      execution_id: expect.any(String),
+      fired_rules: [1],
+      actions: ['review'],
+      latency_ms: expect.any(Number),
+      revision: 7,
+    });
+    expect(recorded).toEqual([
+      {
+        execution_id: outcome.execution_id,
+        source: 'http',
+        domain: 'payments',
+        // Read from the request text as JSON.parse reads it: the later of two equal keys wins, as it did for the evaluation.
+        facts: { amount: 500, tags: ['a\u00e9'] },
+        fired_rules: [1],
+        actions: ['review'],
+        latency_ms: outcome.latency_ms,
+        revision: 7,
+        created_at: expect.any(String),
+      },
+    ]);
+    // The record is found through its id's time, which is the time it was handed over with.
+    const { createdMs } = handedOver[0] as SerializedExecution;
+    expect(createdMs).toBeGreaterThanOrEqual(before);
+    expect(executionIdKey(outcome.execution_id)).toBe(createdMs);
+    expect(recorded[0]?.created_at).toBe(new Date(createdMs).toISOString());
+    expect(observed).toEqual([['http', [1]]]);
   });
 
   it('evaluates a bulk in input order with one id per fact, yielding between slices', async () => {

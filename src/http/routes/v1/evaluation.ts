@@ -5,6 +5,7 @@ import { AppError } from '../../../errors.ts';
 import { explainRule } from '../../../evaluation/explainer.ts';
 import { validateRuleset } from '../../../evaluation/ruleset-validation.ts';
 import { simulate } from '../../../evaluation/simulator.ts';
+import { sendJsonText } from '../../json-body.ts';
 import {
   bulkBody,
   bulkResponse,
@@ -39,8 +40,13 @@ export const evaluationRoutes: FastifyPluginAsync<RouteOptions> = async (app, { 
         response: { 200: evaluationOutcomeSchema, ...errorResponses(400, 401, 403, 413, 415) },
       },
     },
-    // Synchronous: Fastify sends a returned value at once, without a promise and a microtask per request.
-    (request) => evaluator.evaluate(request.body.facts, { domain: request.body.domain, source: 'http' }),
+    // Synchronous: Fastify sends a returned value at once, without a promise and a microtask per request. The reply is
+    // the outcome's JSON, which the execution record reuses with the body's own text instead of serializing both again.
+    (request, reply) => {
+      const { facts, domain } = request.body;
+      if (request.bodyJson === null) return evaluator.evaluate(facts, { domain, source: 'http' });
+      sendJsonText(reply, evaluator.evaluateToJson(facts, { domain, requestJson: request.bodyJson }));
+    },
   );
 
   routes.post(
