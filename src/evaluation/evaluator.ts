@@ -50,6 +50,11 @@ export interface EvaluateOptions {
   source?: ExecutionSource;
   /** False: the outcome still has an execution id, but no execution record is written (e.g. Kafka results are the record). */
   record?: boolean;
+  /**
+   * The JSON text, as received, of an object whose `facts` are the facts (a Kafka message value): the record is then made
+   * from it and the outcome's JSON instead of serializing the facts again.
+   */
+  requestJson?: string | undefined;
 }
 
 export class Evaluator {
@@ -63,7 +68,15 @@ export class Evaluator {
 
   /** Evaluates one fact and records the execution (a synchronous hand-over; the store writes it in a later batch). */
   evaluate(facts: Facts, options: EvaluateOptions = {}): EvaluationOutcome {
-    return this.#run(this.#options.catalog.engine, facts, options.domain, options.source ?? 'http', options.record ?? true);
+    const source = options.source ?? 'http';
+    const { requestJson } = options;
+    if (requestJson === undefined || options.record === false) {
+      return this.#run(this.#options.catalog.engine, facts, options.domain, source, options.record ?? true);
+    }
+    const now = Date.now();
+    const outcome = this.#outcome(this.#options.catalog.engine, facts, options.domain, source, now);
+    this.#recordTexts(outcome, source, options.domain, now, requestJson, JSON.stringify(outcome));
+    return outcome;
   }
 
   /**
@@ -74,14 +87,7 @@ export class Evaluator {
     const now = Date.now();
     const outcome = this.#outcome(this.#options.catalog.engine, facts, options.domain, options.source ?? 'http', now);
     const outcomeJson = JSON.stringify(outcome);
-    this.#options.executions.record({
-      execution_id: outcome.execution_id,
-      source: options.source ?? 'http',
-      domain: options.domain ?? null,
-      createdMs: now,
-      requestJson: options.requestJson,
-      outcomeJson,
-    });
+    this.#recordTexts(outcome, options.source ?? 'http', options.domain, now, options.requestJson, outcomeJson);
     return outcomeJson;
   }
 
@@ -114,6 +120,24 @@ export class Evaluator {
       });
     }
     return outcome;
+  }
+
+  #recordTexts(
+    outcome: EvaluationOutcome,
+    source: ExecutionSource,
+    domain: string | undefined,
+    now: number,
+    requestJson: string,
+    outcomeJson: string,
+  ): void {
+    this.#options.executions.record({
+      execution_id: outcome.execution_id,
+      source,
+      domain: domain ?? null,
+      createdMs: now,
+      requestJson,
+      outcomeJson,
+    });
   }
 
   /** Runs the engine and tells the observer; the outcome's id carries `now`. */

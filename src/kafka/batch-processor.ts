@@ -3,13 +3,16 @@ import type { Message } from 'kafkajs';
 import type { FactMessage, SourcePosition } from '../contracts/kafka-messages.ts';
 import type { SessionEvaluation } from '../evaluation/session-evaluator.ts';
 import type { RegistryDecoder } from './fact-codec.ts';
-import { decodeFactValue } from './fact-codec.ts';
+import { type DecodedFact, decodeFactValue } from './fact-codec.ts';
 import { decideFailure } from './failure-policy.ts';
 import { deadLetterRecord, type InputMessage, type KafkaEvaluation, resultRecord, sessionResultRecord } from './result-message.ts';
 import type { SessionRouter, SessionWork } from './session-routing.ts';
 
-/** Evaluates one decoded fact message through the evaluate use case (the one POST /api/v1/evaluate uses). */
-export type EvaluateFactMessage = (message: FactMessage) => KafkaEvaluation | Promise<KafkaEvaluation>;
+/**
+ * Evaluates one decoded fact message through the evaluate use case (the one POST /api/v1/evaluate uses); `json` is the
+ * message's JSON text, which the execution record may reuse (undefined for a value decoded through the registry).
+ */
+export type EvaluateFactMessage = (message: FactMessage, json: string | undefined) => KafkaEvaluation | Promise<KafkaEvaluation>;
 
 export interface ProcessedRun {
   results: Message[];
@@ -42,7 +45,7 @@ type Outcome =
   // A session write not attempted because an earlier write to the same session must be retried first.
   | { ok: false; error: unknown; held?: true };
 
-type Decoded = { ok: true; fact: FactMessage } | { ok: false; error: unknown };
+type Decoded = { ok: true; fact: FactMessage; json: string | undefined } | { ok: false; error: unknown };
 
 export class BatchProcessor {
   readonly #options: BatchProcessorOptions;
@@ -139,7 +142,7 @@ export class BatchProcessor {
     } catch (error) {
       return failed(error);
     }
-    if (work === undefined) return this.#evaluateFact(item.fact);
+    if (work === undefined) return this.#evaluateFact(item.fact, item.json);
     const sessionWork = work;
     const previous = lanes.get(sessionWork.lane) ?? Promise.resolve(true);
     const outcome = previous.then((go) => (go ? this.#write(sessionWork, source) : held()));
@@ -192,9 +195,9 @@ export class BatchProcessor {
     }
   }
 
-  #evaluateFact(fact: FactMessage): Outcome | Promise<Outcome> {
+  #evaluateFact(fact: FactMessage, json: string | undefined): Outcome | Promise<Outcome> {
     try {
-      const evaluation = this.#options.evaluate(fact);
+      const evaluation = this.#options.evaluate(fact, json);
       return evaluation instanceof Promise ? evaluation.then(succeeded, failed) : succeeded(evaluation);
     } catch (error) {
       return failed(error);
@@ -230,8 +233,8 @@ function attemptKey(source: SourcePosition): string {
   return `${source.topic}/${source.partition}/${source.offset}`;
 }
 
-function decodedFact(fact: FactMessage): Decoded {
-  return { ok: true, fact };
+function decodedFact(decoded: DecodedFact): Decoded {
+  return { ok: true, fact: decoded.fact, json: decoded.json };
 }
 
 function succeeded(evaluation: KafkaEvaluation): Outcome {

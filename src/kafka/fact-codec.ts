@@ -28,8 +28,15 @@ export function wireSchemaId(value: Buffer): number {
  * an object has an own `__proto__` key or a `constructor` object carrying `prototype`.
  */
 export function parseJsonValue(value: Buffer | null): unknown {
+  return parseJsonText(jsonText(value));
+}
+
+function jsonText(value: Buffer | null): string {
   if (value === null || value.length === 0) throw new AppError('VALIDATION_ERROR', 'message has no value');
-  const text = value.toString('utf8');
+  return value.toString('utf8');
+}
+
+function parseJsonText(text: string): unknown {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -83,14 +90,23 @@ export interface RegistryDecoder {
   decode(value: Buffer): Promise<unknown>;
 }
 
+/** A decoded fact message, with the JSON text it was read from (undefined when it came through the registry). */
+export interface DecodedFact {
+  fact: FactMessage;
+  json: string | undefined;
+}
+
 /**
  * Decodes one message value: JSON synchronously, registry-framed values through the registry.
  * Throws AppError VALIDATION_ERROR for values that can never be decoded, UNAVAILABLE when the registry cannot be reached.
  */
-export function decodeFactValue(value: Buffer | null, registry: RegistryDecoder | undefined): FactMessage | Promise<FactMessage> {
-  if (value === null || valueFormat(value) === 'json') return parseFactMessage(parseJsonValue(value));
+export function decodeFactValue(value: Buffer | null, registry: RegistryDecoder | undefined): DecodedFact | Promise<DecodedFact> {
+  if (value === null || valueFormat(value) === 'json') {
+    const text = jsonText(value);
+    return { fact: parseFactMessage(parseJsonText(text)), json: text };
+  }
   if (registry === undefined) {
     throw new AppError('VALIDATION_ERROR', 'value is in the schema registry wire format but SCHEMA_REGISTRY_URL is not configured');
   }
-  return registry.decode(value).then(parseFactMessage);
+  return registry.decode(value).then((decoded) => ({ fact: parseFactMessage(decoded), json: undefined }));
 }

@@ -32,7 +32,7 @@ export interface RuleCatalogHooks {
 export interface KafkaEvaluator {
   evaluate(
     facts: Record<string, unknown>,
-    options: { domain?: string | undefined; source: 'kafka'; record: boolean },
+    options: { domain?: string | undefined; source: 'kafka'; record: boolean; requestJson?: string | undefined },
   ): Omit<KafkaEvaluation, 'domain'> | Promise<Omit<KafkaEvaluation, 'domain'>>;
 }
 
@@ -41,9 +41,9 @@ export interface KafkaEvaluator {
  * unless `recordExecutions` is false (KAFKA_RECORD_EXECUTIONS).
  */
 export function evaluateWith(evaluator: KafkaEvaluator, recordExecutions = true): EvaluateFactMessage {
-  return (message) => {
+  return (message, json) => {
     const domain = message.domain ?? undefined;
-    const outcome = evaluator.evaluate(message.facts, { domain, source: 'kafka', record: recordExecutions });
+    const outcome = evaluator.evaluate(message.facts, { domain, source: 'kafka', record: recordExecutions, requestJson: json });
     return outcome instanceof Promise ? outcome.then((evaluation) => withDomain(evaluation, domain)) : withDomain(outcome, domain);
   };
 }

@@ -141,12 +141,23 @@ describe('Kafka pipeline: facts to results', () => {
     for (const indexes of sequence.values()) expect(indexes).toEqual([...indexes].sort((a, b) => a - b));
   });
 
-  it('records each evaluation as an execution with source kafka', async () => {
+  it('records each evaluation as an execution with source kafka, its facts read back from the message as sent', async () => {
     for (const message of results.slice(0, 20)) {
       const result = parse<ResultMessage>(message);
+      const { facts, domain } = fact(Number(message.headers['correlation-id']!.slice('corr-'.length)));
       const response = await service.app.inject({ method: 'GET', url: `/api/v1/executions/${result.execution_id}` });
       expect(response.statusCode).toBe(200);
-      expect(response.json()).toMatchObject({ execution_id: result.execution_id, source: 'kafka', fired_rules: result.fired_rules });
+      expect(response.json()).toEqual({
+        execution_id: result.execution_id,
+        source: 'kafka',
+        domain: domain ?? null,
+        facts,
+        fired_rules: result.fired_rules,
+        actions: result.actions,
+        latency_ms: result.latency_ms,
+        revision: result.revision,
+        created_at: expect.any(String),
+      });
     }
   });
 

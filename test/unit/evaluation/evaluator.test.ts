@@ -108,6 +108,28 @@ describe('Evaluator', () => {
     expect(observed).toEqual([['http', [1]]]);
   });
 
+  it('records an evaluation given its request text from that text, as it would have recorded the facts', () => {
+    const { evaluator, recorded, handedOver } = setup();
+    const requestJson = '{"facts": {"amount": 500}, "domain": "payments", "fact_id": "f-1"}';
+    const outcome = evaluator.evaluate({ amount: 500 }, { domain: 'payments', source: 'kafka', requestJson });
+    expect(handedOver[0]).toMatchObject({ requestJson, outcomeJson: JSON.stringify(outcome) });
+    expect(recorded).toEqual([
+      {
+        execution_id: outcome.execution_id,
+        source: 'kafka',
+        domain: 'payments',
+        facts: { amount: 500 },
+        fired_rules: [1],
+        actions: ['review'],
+        latency_ms: outcome.latency_ms,
+        revision: 7,
+        created_at: new Date(executionIdKey(outcome.execution_id) ?? Number.NaN).toISOString(),
+      },
+    ]);
+    expect(evaluator.evaluate({ amount: 500 }, { source: 'kafka', requestJson, record: false }).fired_rules).toEqual([2, 1]);
+    expect(recorded).toHaveLength(1);
+  });
+
   it('evaluates a bulk in input order with one id per fact, yielding between slices', async () => {
     const { evaluator, recorded } = setup();
     const facts = Array.from({ length: 10 }, (_, index) => ({ amount: index * 30 }));

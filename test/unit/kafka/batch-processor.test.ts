@@ -45,6 +45,22 @@ describe('BatchProcessor', () => {
     expect(run.results.map((record) => String(record.key))).toEqual(['k-10', 'k-11']);
   });
 
+  it('hands the evaluation each JSON message text as it came, so the execution record can reuse it', async () => {
+    const seen: (string | undefined)[] = [];
+    const processor = new BatchProcessor({
+      decoder: undefined,
+      evaluate: (fact, json) => {
+        seen.push(json);
+        return evaluation(fact);
+      },
+      maxUnexpectedAttempts: 3,
+    });
+    const text = '{ "facts": {"amount": 500},\n  "domain": "x" }';
+    const run = await processor.process('facts', 0, [message(10, text), message(11, { facts: { amount: 5 } })]);
+    expect(run.results).toHaveLength(2);
+    expect(seen).toEqual([text, '{"facts":{"amount":5}}']);
+  });
+
   it('dead-letters, with its original bytes, a fact whose result is over the result size limit, and goes on', async () => {
     const many = (fact: FactMessage): KafkaEvaluation => {
       const count = Number(fact.facts.fired ?? 0);

@@ -124,8 +124,9 @@ describe('toPlainJson', () => {
 });
 
 describe('decodeFactValue', () => {
-  it('decodes a JSON value synchronously', () => {
-    expect(decodeFactValue(json({ facts: { a: 'b' } }), undefined)).toEqual({ facts: { a: 'b' } });
+  it('decodes a JSON value synchronously, with the text it was read from', () => {
+    const text = '{ "facts": {"a": "b"},\n "domain": "d" }';
+    expect(decodeFactValue(Buffer.from(text), undefined)).toEqual({ fact: { facts: { a: 'b' }, domain: 'd' }, json: text });
   });
 
   it('rejects a registry-framed value when no registry is configured', () => {
@@ -143,7 +144,7 @@ describe('decodeFactValue', () => {
       },
     };
     const framed = Buffer.from([0, 0, 0, 0, 9, 42]);
-    await expect(decodeFactValue(framed, decoder)).resolves.toEqual({ facts: { amount: 3 } });
+    await expect(decodeFactValue(framed, decoder)).resolves.toEqual({ fact: { facts: { amount: 3 } }, json: undefined });
     expect(seen).toEqual([framed]);
   });
 
