@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { newExecutionId } from '../../../src/evaluation/execution-id.ts';
-import { decodeBatch, encodeBatch, executionIdKey, prepareExecution } from '../../../src/store/execution-batches.ts';
+import { asExecutionRecord, decodeBatch, encodeBatch, executionIdKey, prepareExecution } from '../../../src/store/execution-batches.ts';
 import type { ExecutionRecord } from '../../../src/store/types.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -90,6 +90,25 @@ describe('encodeBatch and decodeBatch', () => {
     const batch = await encodeBatch(records.map(prepareExecution));
     expect(batch).toMatchObject({ count: 3, minKey: 1_000, maxKey: 9_000, newestAt: '2026-01-03T00:00:00.000Z' });
     expect(await decodeBatch(batch.records)).toEqual(records);
+  });
+
+  it('round-trip any text in any mix of both record forms, whatever share of it is beyond ASCII', async () => {
+    const facts = fc.dictionary(fc.string({ unit: 'binary', maxLength: 8 }), fc.string({ unit: 'binary', maxLength: 40 }), { maxKeys: 4 });
+    const texts = fc.record({ facts, domain: fc.option(fc.string({ unit: 'grapheme', maxLength: 6 }), { nil: null }) });
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(fc.boolean(), texts), { minLength: 1, maxLength: 30 }), async (items) => {
+        const handedOver = items.map(([asTexts, { facts, domain }], index) => {
+          const createdMs = 1_000 + index;
+          const id = newExecutionId(createdMs);
+          if (!asTexts) return execution({ execution_id: id, facts, domain, created_at: new Date(createdMs).toISOString() });
+          const outcomeJson = JSON.stringify({ execution_id: id, fired_rules: [index], actions: ['é'], latency_ms: 1, revision: 2 });
+          return { execution_id: id, source: 'http' as const, domain, createdMs, requestJson: JSON.stringify({ facts }), outcomeJson };
+        });
+        const batch = await encodeBatch(handedOver.map(prepareExecution));
+        expect(await decodeBatch(batch.records)).toEqual(handedOver.map(asExecutionRecord));
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('refuses an empty batch', async () => {
