@@ -1,4 +1,4 @@
-// The only body parser: JSON with prototype-poisoning and nesting guards, so nothing downstream can recurse without bound.
+// JSON in and out: the only body parser (poisoning and nesting guards, so nothing recurses without bound), and ready JSON replies.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { nestsDeeperThan } from '../contracts/json-depth.ts';
 import { AppError } from '../errors.ts';
