@@ -69,14 +69,10 @@ export class Evaluator {
   /** Evaluates one fact and records the execution (a synchronous hand-over; the store writes it in a later batch). */
   evaluate(facts: Facts, options: EvaluateOptions = {}): EvaluationOutcome {
     const source = options.source ?? 'http';
-    const { requestJson } = options;
-    if (requestJson === undefined || options.record === false) {
-      return this.#run(this.#options.catalog.engine, facts, options.domain, source, options.record ?? true);
+    if (options.requestJson !== undefined && options.record !== false) {
+      return this.#recordedFromTexts(facts, options.domain, source, options.requestJson).outcome;
     }
-    const now = Date.now();
-    const outcome = this.#outcome(this.#options.catalog.engine, facts, options.domain, source, now);
-    this.#recordTexts(outcome, source, options.domain, now, requestJson, JSON.stringify(outcome));
-    return outcome;
+    return this.#run(this.#options.catalog.engine, facts, options.domain, source, options.record ?? true);
   }
 
   /**
@@ -84,11 +80,7 @@ export class Evaluator {
    * recorded from that text and `requestJson` (the JSON text, as received, of an object whose `facts` are the facts).
    */
   evaluateToJson(facts: Facts, options: { domain?: string | undefined; source?: ExecutionSource; requestJson: string }): string {
-    const now = Date.now();
-    const outcome = this.#outcome(this.#options.catalog.engine, facts, options.domain, options.source ?? 'http', now);
-    const outcomeJson = JSON.stringify(outcome);
-    this.#recordTexts(outcome, options.source ?? 'http', options.domain, now, options.requestJson, outcomeJson);
-    return outcomeJson;
+    return this.#recordedFromTexts(facts, options.domain, options.source ?? 'http', options.requestJson).json;
   }
 
   /** Evaluates many facts against one engine revision; results are in input order, each with its own execution id. */
@@ -122,22 +114,25 @@ export class Evaluator {
     return outcome;
   }
 
-  #recordTexts(
-    outcome: EvaluationOutcome,
-    source: ExecutionSource,
+  /** Evaluates and records the execution from `requestJson` and the outcome's JSON, made once and returned too. */
+  #recordedFromTexts(
+    facts: Facts,
     domain: string | undefined,
-    now: number,
+    source: ExecutionSource,
     requestJson: string,
-    outcomeJson: string,
-  ): void {
+  ): { outcome: EvaluationOutcome; json: string } {
+    const now = Date.now();
+    const outcome = this.#outcome(this.#options.catalog.engine, facts, domain, source, now);
+    const json = JSON.stringify(outcome);
     this.#options.executions.record({
       execution_id: outcome.execution_id,
       source,
       domain: domain ?? null,
       createdMs: now,
       requestJson,
-      outcomeJson,
+      outcomeJson: json,
     });
+    return { outcome, json };
   }
 
   /** Runs the engine and tells the observer; the outcome's id carries `now`. */

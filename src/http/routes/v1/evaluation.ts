@@ -40,12 +40,13 @@ export const evaluationRoutes: FastifyPluginAsync<RouteOptions> = async (app, { 
         response: { 200: evaluationOutcomeSchema, ...errorResponses(400, 401, 403, 413, 415) },
       },
     },
-    // Synchronous: Fastify sends a returned value at once, without a promise and a microtask per request. The reply is
+    // Synchronous, so no promise and microtask per request. The reply is
     // the outcome's JSON, which the execution record reuses with the body's own text instead of serializing both again.
     (request, reply) => {
       const { facts, domain } = request.body;
-      if (request.bodyJson === null) return evaluator.evaluate(facts, { domain, source: 'http' });
-      sendJsonText(reply, evaluator.evaluateToJson(facts, { domain, requestJson: request.bodyJson }));
+      // The parser always keeps the text of a JSON body; serializing the body is only a fallback.
+      const requestJson = request.bodyJson ?? JSON.stringify(request.body);
+      sendJsonText(reply, evaluator.evaluateToJson(facts, { domain, requestJson }));
     },
   );
 
