@@ -24,6 +24,7 @@ import type {
   SessionStore,
 } from './session-store.ts';
 import { type StoredFact, WorkingMemory } from './working-memory.ts';
+import { WriteFrequency } from './write-frequency.ts';
 
 export interface RedisSessionStoreOptions {
   /** redis:// or rediss:// URL. */
@@ -120,6 +121,8 @@ export class RedisSessionStore implements SessionStore {
   #cachedWeight = 0;
   /** Reads of sessions under way, so writes that find no copy share one. */
   readonly #loading = new Map<string, Promise<CachedSession | undefined>>();
+  /** Writes per session lately: which copies earn a place in a full cache. */
+  readonly #frequency = new WriteFrequency();
   /** Stamps are this instance's random prefix and a counter, so no two writes anywhere store the same one. */
   readonly #stampPrefix = randomBytes(9).toString('base64url');
   /** Sessions with writes pending, flushed together at the end of the tick or once WRITES_PER_GROUP are pending. */
@@ -182,6 +185,7 @@ export class RedisSessionStore implements SessionStore {
     const keys = sessionKeys(this.#prefix, id);
     const legacy = legacySessionKeys(this.#prefix, id);
     this.#forget(id);
+    this.#frequency.forget(id);
     return this.#guard(async () => {
       const accumulatorIds = await this.#client.smembers(legacy.accumulators);
       // All keys share the `{id}` hash tag, so one multi-key DEL is cluster-safe.
@@ -291,6 +295,7 @@ export class RedisSessionStore implements SessionStore {
     id: string,
     work: (session: CachedSession) => { reply: Promise<WriteReply>; answer: (stored: string) => T },
   ): Promise<T | undefined> {
+    this.#frequency.count(id);
     for (let attempt = 1; ; attempt += 1) {
       const session = this.#cache.get(id) ?? (await this.#read(id));
       if (session === undefined) return undefined;
@@ -340,9 +345,27 @@ export class RedisSessionStore implements SessionStore {
       keys: [keys.meta, keys.facts, keys.contributions, keys.changes, keys.log],
     };
     this.#forget(id);
+    // Not admitted: this read serves the writes waiting for it and is let go, the copies written more often stay.
+    if (!this.#admits(id, facts.size + 1)) return session;
     this.#cache.set(id, session);
     this.#weigh(id, session, facts.size + 1);
     return session;
+  }
+
+  /**
+   * Whether a copy of `weight` may take its place in the cache: yes when it fits, else only when it was written more
+   * often lately than every copy it would push out (least recently written first). Dropping the least recently written
+   * whatever comes in reads every session back at every write once more sessions take turns than fit (TinyLFU's idea).
+   */
+  #admits(id: string, weight: number): boolean {
+    let over = this.#cachedWeight + weight - this.#cacheFacts;
+    const frequency = this.#frequency.of(id);
+    for (const [cachedId, cached] of this.#cache) {
+      if (over <= 0) break;
+      if (this.#frequency.of(cachedId) >= frequency) return false;
+      over -= cached.memory.facts.size + 1;
+    }
+    return true;
   }
 
   /** Calls `fire`; a throw leaves the copy ahead of Redis, so it is dropped. */

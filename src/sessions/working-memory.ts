@@ -134,7 +134,12 @@ export class WorkingMemory {
   #statesOf(specs: readonly AccumulatorSpec[]): readonly AccumulatorState[] {
     const bound = this.#bound;
     if (bound !== undefined && bound.specs === specs) return bound.states;
-    const states = specs.map((spec) => this.#stateOf(spec));
+    const unbuilt = specs.filter((spec) => {
+      const existing = this.#states.get(spec.id);
+      return existing === undefined || existing.fn !== spec.fn || existing.windowMs !== spec.windowMs;
+    });
+    if (unbuilt.length > 0) this.#build(unbuilt);
+    const states = specs.map((spec) => this.#states.get(spec.id) as AccumulatorState);
     // States of accumulators these specs no longer name are let go: should such a spec come back, its state is built
     // again from the facts, so nothing keeps growing for rules that left the ruleset.
     const named = new Set(specs.map((spec) => spec.id));
@@ -147,37 +152,42 @@ export class WorkingMemory {
     return state.windowMs === undefined || eventTimeMs >= this.watermark - state.windowMs;
   }
 
-  /** The spec's running state, built from the facts the first time it is asked for or when the spec changed. */
-  #stateOf(spec: AccumulatorSpec): AccumulatorState {
-    const existing = this.#states.get(spec.id);
-    if (existing !== undefined && existing.fn === spec.fn && existing.windowMs === spec.windowMs) return existing;
-    const state: AccumulatorState = {
-      fn: spec.fn,
-      windowMs: spec.windowMs,
-      count: 0,
-      sum: 0,
-      byTime: undefined,
-      byLow: undefined,
-      byHigh: undefined,
-    };
-    // A replaced state is simply let go: removing its members later changes only that unreachable state.
-    const built: Member[] = [];
+  /**
+   * Builds the specs' running states from the facts, in one pass over them whatever the number of specs (a copy read
+   * from Redis builds every state at once). A replaced state is simply let go: removing its members later changes only
+   * that unreachable state.
+   */
+  #build(specs: readonly AccumulatorSpec[]): void {
+    const building = new Map<string, { readonly state: AccumulatorState; readonly members: Member[] }>();
+    for (const spec of specs) {
+      const state: AccumulatorState = {
+        fn: spec.fn,
+        windowMs: spec.windowMs,
+        count: 0,
+        sum: 0,
+        byTime: undefined,
+        byLow: undefined,
+        byHigh: undefined,
+      };
+      building.set(spec.id, { state, members: [] });
+    }
     for (const [factId, fact] of this.facts) {
-      if (!this.#inWindow(state, fact.eventTimeMs)) continue;
       for (const [accumulatorId, value] of fact.contributions) {
-        if (accumulatorId !== spec.id) continue;
-        const member = addMember(state, fact.eventTimeMs, value);
-        built.push(member);
+        const built = building.get(accumulatorId);
+        if (built === undefined || !this.#inWindow(built.state, fact.eventTimeMs)) continue;
+        const member = addMember(built.state, fact.eventTimeMs, value);
+        built.members.push(member);
         const list = this.#members.get(factId);
         if (list === undefined) this.#members.set(factId, [member]);
         else list.push(member);
       }
     }
-    if (state.windowMs !== undefined) state.byTime = new TimeQueue(timeOf, built);
-    if (state.fn === 'min') state.byLow = new MinHeap(lower, built);
-    if (state.fn === 'max') state.byHigh = new MinHeap(higher, built);
-    this.#states.set(spec.id, state);
-    return state;
+    for (const [id, { state, members }] of building) {
+      if (state.windowMs !== undefined) state.byTime = new TimeQueue(timeOf, members);
+      if (state.fn === 'min') state.byLow = new MinHeap(lower, members);
+      if (state.fn === 'max') state.byHigh = new MinHeap(higher, members);
+      this.#states.set(id, state);
+    }
   }
 
   #removeMembers(factId: string): void {

@@ -216,6 +216,16 @@ describe('Redis session store across instances', () => {
     await new Promise((resolve) => client.once('ready', resolve));
     return client;
   };
+  /** A ready connection of the test's own that counts whole-session reads: they go through MULTI (no test here calls get). */
+  const readCounting = async (): Promise<{ client: Redis; reads: number }> => {
+    const counted = { client: await readyClient(), reads: 0 };
+    const multi = counted.client.multi.bind(counted.client);
+    counted.client.multi = ((...args: Parameters<typeof multi>) => {
+      counted.reads += 1;
+      return multi(...args);
+    }) as typeof multi;
+    return counted;
+  };
   const add = (client: RedisSessionStore, id: string, factId: string, value: number, at: number, fire: () => number[] = none) =>
     client.addFact(id, {
       factId,
@@ -275,14 +285,8 @@ describe('Redis session store across instances', () => {
   });
 
   it('brings a copy a few writes behind up to date from the log, and reads the session again only when too far behind', async () => {
-    const client = await readyClient();
-    // Whole-session reads go through MULTI (this store never calls get here).
-    let reads = 0;
-    const multi = client.multi.bind(client);
-    client.multi = ((...args: Parameters<typeof client.multi>) => {
-      reads += 1;
-      return multi(...args);
-    }) as typeof client.multi;
+    const counter = await readCounting();
+    const { client } = counter;
     const counted = new RedisSessionStore(client, sharedPrefix);
     try {
       const id = `s-${randomUUID()}`;
@@ -308,11 +312,11 @@ describe('Redis session store across instances', () => {
         const mine = await next(counted, `c-${round}`, 1);
         expect(mine).toMatchObject({ factCount: facts, aggregates: { n: facts, s: total } });
       }
-      expect(reads).toBe(1);
+      expect(counter.reads).toBe(1);
       // More writes than the log keeps: the copy's stamp has left it, so the session is read again.
       for (let i = 0; i < 70; i += 1) await next(other, `o-many-${i}`, 1);
       expect(await next(counted, 'c-last', 1)).toMatchObject({ factCount: facts, aggregates: { n: facts, s: total } });
-      expect(reads).toBe(2);
+      expect(counter.reads).toBe(2);
     } finally {
       await counted.close();
     }
@@ -394,6 +398,57 @@ describe('Redis session store across instances', () => {
     await other.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
     // Same id, same version to come (1), yet the write is refused as stale and store reads the new session.
     expect(await add(store, id, 'b', 7, T)).toMatchObject({ version: 1, factCount: 1, aggregates: { n: 1, s: 7, hi: 7 } });
+  });
+
+  it('keeps the copies written most often when more sessions take turns than the cache holds, instead of reading each back', async () => {
+    const counter = await readCounting();
+    const { client } = counter;
+    // Room for three sessions of four facts (each session counts one more), and four take turns.
+    const crowded = new RedisSessionStore(client, sharedPrefix, { cacheFacts: 15 });
+    try {
+      const ids = Array.from({ length: 4 }, () => `s-${randomUUID()}`);
+      for (const id of ids) await crowded.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
+      // Four facts each, then ten rounds replacing them: every session keeps four facts.
+      const fill = 4;
+      const rounds = fill + 10;
+      for (let round = 0; round < rounds; round += 1) {
+        if (round === fill) counter.reads = 0;
+        for (const [n, id] of ids.entries()) {
+          const value = round * 10 + n;
+          const result = await add(crowded, id, `f-${round % fill}`, value, T + round);
+          expect(result).toMatchObject({ factCount: Math.min(round + 1, fill), replaced: round >= fill });
+          expect(result?.aggregates.hi).toBe(value);
+        }
+      }
+      // Dropping the least recently written would drop the session written next at every write (40 reads). Three
+      // copies stay, so only the fourth session is read back, once per round.
+      expect(counter.reads).toBe(rounds - fill);
+    } finally {
+      await crowded.close();
+    }
+  });
+
+  it('lets a session written more often than the cached one take its place, so the cache follows the writes', async () => {
+    const counter = await readCounting();
+    const { client } = counter;
+    // Room for one session of four facts.
+    const narrow = new RedisSessionStore(client, sharedPrefix, { cacheFacts: 5 });
+    try {
+      const [a, b] = [`s-${randomUUID()}`, `s-${randomUUID()}`];
+      for (const id of [a, b]) await narrow.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
+      for (let i = 0; i < 4; i += 1) for (const id of [a, b]) await add(narrow, id, `f-${i}`, 1, T + i);
+      for (let i = 0; i < 10; i += 1) await add(narrow, a, `f-${i % 4}`, 2, T + 4);
+      counter.reads = 0;
+      // a has 14 writes, b 4: b is read back at each write until its 11th here makes it the more written (15).
+      for (let i = 0; i < 20; i += 1) {
+        expect(await add(narrow, b, `f-${i % 4}`, i + 10, T + 5)).toMatchObject({ factCount: 4, replaced: true });
+      }
+      expect(counter.reads).toBe(11);
+      expect(await add(narrow, a, 'f-0', 3, T + 6)).toMatchObject({ factCount: 4, aggregates: { hi: 3 } });
+      expect(counter.reads).toBe(12);
+    } finally {
+      await narrow.close();
+    }
   });
 
   it('keeps at most cacheFacts facts cached and reads a dropped session again when written to', async () => {
