@@ -1,5 +1,6 @@
 // Session add-fact end to end: SessionEvaluator.addFact over 100 rules of one domain (20 accumulate) into sessions holding
-// 10,000 facts, on Redis beside a bare EVALSHA round trip over the same connection (the floor), and on the in-process store.
+// 10,000 facts, on Redis beside a bare EVALSHA round trip over the same connection (the floor), and on the in-process store;
+// then over more sessions taking turns than the store's cache holds.
 // Usage: npm run bench:sessions [-- --facts 10000 --adds 5000 --in-flight 16 --sessions 4 --replace-share 0.25 --rounds 3 --seed 1]
 // (REDIS_URL, default redis://127.0.0.1:6379; keys under a unique prefix, removed at the end)
 import { randomUUID } from 'node:crypto';
@@ -26,6 +27,13 @@ const T0 = Date.parse('2026-03-02T08:00:00Z');
 /** One fact per second of event time in each session, so windows evict steadily as the clock moves on. */
 const FACT_INTERVAL_MS = 1_000;
 const PRELOAD_IN_FLIGHT = 16;
+/**
+ * More sessions taking turns than the store's cache has room for, written one at a time: the worst case of a cache that
+ * drops the least recently written (with several in flight, writes waiting for the same read share it and hide it).
+ */
+const CROWD_SESSIONS = 12;
+const CROWD_ROOM = 10;
+const CROWD_FACTS = 1_000;
 
 /** The floor: the cheapest script Redis can run, sent as EVALSHA by the same client the session store uses. */
 type FloorClient = Redis & { benchFloor(): Promise<unknown> };
@@ -169,10 +177,21 @@ async function main(): Promise<void> {
   const redisVersion = /redis_version:(\S+)/.exec(await client.info('server'))?.[1] ?? 'unknown';
   const admin = new Redis(url, { lazyConnect: true });
   await admin.connect();
+  const crowdClient = new Redis(url, { ...sessionRedisOptions(2_000), lazyConnect: true });
+  await crowdClient.connect();
+  // Whole-session reads are the store's only MULTI on this connection: counted to show how often the cache missed.
+  let crowdReads = 0;
+  const multi = crowdClient.multi.bind(crowdClient);
+  crowdClient.multi = ((...args: Parameters<typeof crowdClient.multi>) => {
+    crowdReads += 1;
+    return multi(...args);
+  }) as typeof crowdClient.multi;
+  const crowdStore = new RedisSessionStore(crowdClient, prefix, { cacheFacts: CROWD_ROOM * (CROWD_FACTS + 1) });
 
   const rows: SessionRow[] = [];
   const redisBench = new Bench(catalog, redisStore, options, options.seed + 1_000);
   const memoryBench = new Bench(catalog, new MemorySessionStore(), options, options.seed + 2_000);
+  const crowdBench = new Bench(catalog, crowdStore, { ...options, facts: CROWD_FACTS }, options.seed + 3_000);
   const notes: string[] = [];
   try {
     const loadStarted = performance.now();
@@ -203,6 +222,15 @@ async function main(): Promise<void> {
 
     const memory = await measure(options.adds, 1, adds(memoryBench, [memoryBench.sessionIds[0]!]));
 
+    await crowdBench.open(CROWD_SESSIONS);
+    await crowdBench.preload();
+    const readsBefore = crowdReads;
+    const crowd = await measure(options.adds, 1, adds(crowdBench, crowdBench.sessionIds), admin);
+    notes.push(
+      `Crowded cache: ${(crowdReads - readsBefore).toLocaleString('en-US')} whole-session reads in ${(Math.min(1_000, options.adds) + options.adds).toLocaleString('en-US')} warm-up and timed adds ` +
+        `(${CROWD_SESSIONS} sessions written in turn, the store's cache with room for ${CROWD_ROOM}: RULES_SESSION_CACHE_FACTS ${(CROWD_ROOM * (CROWD_FACTS + 1)).toLocaleString('en-US')})`,
+    );
+
     const load = `${options.inFlight} in flight`;
     const sessions = `${options.sessions} session${options.sessions === 1 ? '' : 's'}`;
     const row = (label: string, rowLoad: string, measured: Measured, against: Measured | undefined): SessionRow => ({
@@ -225,6 +253,14 @@ async function main(): Promise<void> {
         row(`${label}add-fact, Redis`, `${load} over ${sessions}`, round.spread, round.floor),
       );
     });
+    rows.push(
+      row(
+        'add-fact, Redis, crowded cache',
+        `1 in flight over ${CROWD_SESSIONS} sessions of ${CROWD_FACTS.toLocaleString('en-US')} facts in turn, cache room for ${CROWD_ROOM}`,
+        crowd,
+        floorSequential,
+      ),
+    );
 
     const [one, five, fifteen] = os.loadavg().map((value) => value.toFixed(2));
     console.log('\n## Sessions: add-fact end to end\n');
@@ -254,9 +290,11 @@ async function main(): Promise<void> {
   } finally {
     await redisBench.close().catch(() => undefined);
     await memoryBench.close().catch(() => undefined);
+    await crowdBench.close().catch(() => undefined);
     const left = await cleanUp(admin, prefix);
     if (left > 0) console.error(`Removed ${left} keys left under ${prefix}`);
     await redisStore.close();
+    await crowdStore.close();
     admin.disconnect();
   }
 }
