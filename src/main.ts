@@ -14,6 +14,8 @@ import { type KafkaPipeline, startKafkaPipeline } from './kafka/index.ts';
 import { registerKafkaMetrics } from './kafka/kafka-metrics.ts';
 import { createLogger, type Logger, logProcessWarnings } from './logger.ts';
 import { openSessionStore } from './sessions/open-session-store.ts';
+import { RedisSessionStore } from './sessions/redis-session-store.ts';
+import { registerSessionCacheMetrics } from './sessions/session-cache-metrics.ts';
 import { openStore } from './store/index.ts';
 
 function readConfig(): Config {
@@ -71,6 +73,7 @@ async function main(): Promise<void> {
   } else {
     logger.info({ redis_ready: await sessionStore.ping() }, 'session store: Redis');
   }
+  if (metrics !== undefined && sessionStore instanceof RedisSessionStore) registerSessionCacheMetrics(metrics.registry, sessionStore);
   const sessions = new SessionEvaluator({
     catalog,
     rulesets: store.rulesets,

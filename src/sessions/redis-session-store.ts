@@ -41,6 +41,18 @@ export interface RedisSessionStoreOptions {
 
 export const DEFAULT_CACHE_FACTS = 100_000;
 
+/** What the cache of working-memory copies holds and how often it missed, since the store opened. */
+export interface SessionCacheStats {
+  /** Sessions with a cached copy. */
+  readonly sessions: number;
+  /** Facts in those copies. */
+  readonly facts: number;
+  /** Sessions read whole from Redis into a new copy (no copy, or one too far behind to catch up). */
+  readonly reads: number;
+  /** Of those reads, the ones not kept: the cache was full of copies written more often. */
+  readonly readsLetGo: number;
+}
+
 /** Writes that lost to another instance are worked out again on a fresh copy at most this many times. */
 const MAX_ATTEMPTS = 50;
 
@@ -130,6 +142,8 @@ export class RedisSessionStore implements SessionStore {
   /** Writes pending in the sessions of #toFlush. */
   #pendingWrites = 0;
   #stampCounter = 0;
+  #reads = 0;
+  #readsLetGo = 0;
 
   /** Takes ownership of the client: close() quits it. */
   constructor(client: Redis, keyPrefix: string, options: { readonly cacheFacts?: number } = {}) {
@@ -268,6 +282,11 @@ export class RedisSessionStore implements SessionStore {
     });
   }
 
+  cacheStats(): SessionCacheStats {
+    const sessions = this.#cache.size;
+    return { sessions, facts: this.#cachedWeight - sessions, reads: this.#reads, readsLetGo: this.#readsLetGo };
+  }
+
   async ping(): Promise<boolean> {
     try {
       return (await this.#client.ping()) === 'PONG';
@@ -345,8 +364,12 @@ export class RedisSessionStore implements SessionStore {
       keys: [keys.meta, keys.facts, keys.contributions, keys.changes, keys.log],
     };
     this.#forget(id);
+    this.#reads += 1;
     // Not admitted: this read serves the writes waiting for it and is let go, the copies written more often stay.
-    if (!this.#admits(id, facts.size + 1)) return session;
+    if (!this.#admits(id, facts.size + 1)) {
+      this.#readsLetGo += 1;
+      return session;
+    }
     this.#cache.set(id, session);
     this.#weigh(id, session, facts.size + 1);
     return session;

@@ -139,6 +139,51 @@ describe('the service as a process (node src/main.ts)', () => {
   });
 });
 
+describe('the service as a process with Redis sessions and Prometheus metrics', () => {
+  let dataDir: Awaited<ReturnType<typeof createTempDataDir>>;
+  let service: Service;
+  const json = { 'content-type': 'application/json' };
+
+  beforeAll(async () => {
+    dataDir = await createTempDataDir();
+    service = await startService({
+      RULES_DATA_DIR: dataDir.path,
+      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      RULES_METRICS: 'prometheus',
+    });
+  });
+  afterAll(async () => {
+    if (service.child.exitCode === null) service.child.kill('SIGKILL');
+    await dataDir.remove();
+  });
+
+  it('reports the session cache: the first write reads the session into a copy, the next ones use it', async () => {
+    const ruleset = JSON.parse(
+      (await send(service.port, 'POST', '/api/v1/rulesets', JSON.stringify({ name: 'cache', domain: `cache-${Date.now()}` }), json)).body,
+    );
+    const session = JSON.parse(
+      (await send(service.port, 'POST', '/api/v1/sessions', JSON.stringify({ ruleset_id: ruleset.id, ttl_seconds: 60 }), json)).body,
+    );
+    for (const factId of ['a', 'b', 'c']) {
+      const added = await send(
+        service.port,
+        'POST',
+        `/api/v1/sessions/${session.id}/facts`,
+        JSON.stringify({ fact_id: factId, event: {} }),
+        json,
+      );
+      expect(added.status).toBe(200);
+    }
+    const metrics = await send(service.port, 'GET', '/api/v1/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.body).toContain('rules_session_cache_reads_total{outcome="cached"} 1');
+    expect(metrics.body).toContain('rules_session_cache_reads_total{outcome="let_go"} 0');
+    expect(metrics.body).toMatch(/^rules_session_cache_facts 3$/m);
+    expect(metrics.body).toMatch(/^rules_session_cache_sessions 1$/m);
+    expect((await send(service.port, 'DELETE', `/api/v1/sessions/${session.id}`)).status).toBe(204);
+  });
+});
+
 describe('start-up with a bad configuration', () => {
   it('exits 1 with a message naming every bad variable', async () => {
     const child = spawn(process.execPath, [MAIN], {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { legacySessionKeys, sessionKeys } from '../../../src/sessions/keys.ts';
 import { MemorySessionStore } from '../../../src/sessions/memory-session-store.ts';
@@ -10,6 +11,7 @@ import {
   sessionRedisOptions,
   WRITES_PER_GROUP,
 } from '../../../src/sessions/redis-session-store.ts';
+import { registerSessionCacheMetrics } from '../../../src/sessions/session-cache-metrics.ts';
 import { sessionStoreContract } from './session-store-contract.ts';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -411,8 +413,12 @@ describe('Redis session store across instances', () => {
       // Four facts each, then ten rounds replacing them: every session keeps four facts.
       const fill = 4;
       const rounds = fill + 10;
+      let before = crowded.cacheStats();
       for (let round = 0; round < rounds; round += 1) {
-        if (round === fill) counter.reads = 0;
+        if (round === fill) {
+          counter.reads = 0;
+          before = crowded.cacheStats();
+        }
         for (const [n, id] of ids.entries()) {
           const value = round * 10 + n;
           const result = await add(crowded, id, `f-${round % fill}`, value, T + round);
@@ -423,6 +429,17 @@ describe('Redis session store across instances', () => {
       // Dropping the least recently written would drop the session written next at every write (40 reads). Three
       // copies stay, so only the fourth session is read back, once per round.
       expect(counter.reads).toBe(rounds - fill);
+      const after = crowded.cacheStats();
+      expect(after).toMatchObject({ sessions: 3, facts: 12 });
+      expect([after.reads - before.reads, after.readsLetGo - before.readsLetGo]).toEqual([rounds - fill, rounds - fill]);
+      // The same figures as a scrape shows them.
+      const registry = new Registry();
+      registerSessionCacheMetrics(registry, crowded);
+      const text = await registry.metrics();
+      expect(text).toContain(`rules_session_cache_reads_total{outcome="cached"} ${after.reads - after.readsLetGo}`);
+      expect(text).toContain(`rules_session_cache_reads_total{outcome="let_go"} ${after.readsLetGo}`);
+      expect(text).toMatch(/^rules_session_cache_facts 12$/m);
+      expect(text).toMatch(/^rules_session_cache_sessions 3$/m);
     } finally {
       await crowded.close();
     }
