@@ -133,6 +133,11 @@ export class RedisSessionStore implements SessionStore {
   #cachedWeight = 0;
   /** Reads of sessions under way, so writes that find no copy share one. */
   readonly #loading = new Map<string, Promise<CachedSession | undefined>>();
+  /**
+   * Copies read but not admitted, kept while writes of theirs are in flight: writes that overlap share one read instead
+   * of reading the session again each, beyond the cache's bound for as long as they last.
+   */
+  readonly #letGo = new Map<string, CachedSession>();
   /** Writes per session lately: which copies earn a place in a full cache. */
   readonly #frequency = new WriteFrequency();
   /** Stamps are this instance's random prefix and a counter, so no two writes anywhere store the same one. */
@@ -297,6 +302,7 @@ export class RedisSessionStore implements SessionStore {
 
   async close(): Promise<void> {
     this.#cache.clear();
+    this.#letGo.clear();
     this.#cachedWeight = 0;
     try {
       await this.#client.quit();
@@ -316,7 +322,7 @@ export class RedisSessionStore implements SessionStore {
   ): Promise<T | undefined> {
     this.#frequency.count(id);
     for (let attempt = 1; ; attempt += 1) {
-      const session = this.#cache.get(id) ?? (await this.#read(id));
+      const session = this.#cache.get(id) ?? this.#letGo.get(id) ?? (await this.#read(id));
       if (session === undefined) return undefined;
       const { reply, answer } = work(session);
       const written = await reply;
@@ -365,9 +371,11 @@ export class RedisSessionStore implements SessionStore {
     };
     this.#forget(id);
     this.#reads += 1;
-    // Not admitted: this read serves the writes waiting for it and is let go, the copies written more often stay.
+    // Not admitted: this read serves the writes waiting for it, and those that come while any is in flight, and is let
+    // go; the copies written more often stay.
     if (!this.#admits(id, facts.size + 1)) {
       this.#readsLetGo += 1;
+      this.#letGo.set(id, session);
       return session;
     }
     this.#cache.set(id, session);
@@ -486,7 +494,7 @@ export class RedisSessionStore implements SessionStore {
       if (reply[0] === 'OK') {
         answers = batch.map((_, i) => ({ status: 'OK', stored: reply[i + 1] ?? '' }));
       } else {
-        if (reply[0] === 'BEHIND' && unanswered === batch.length && this.#cache.get(id) === session) {
+        if (reply[0] === 'BEHIND' && unanswered === batch.length && this.#holds(id, session)) {
           this.#catchUp(id, session, reply, batch[0]?.specs ?? []);
         } else {
           this.#forget(id, session);
@@ -502,6 +510,7 @@ export class RedisSessionStore implements SessionStore {
       return;
     }
     session.inFlight -= batch.length;
+    if (session.inFlight === 0 && this.#letGo.get(id) === session) this.#letGo.delete(id);
     batch.forEach((write, i) => {
       write.resolve(answers[i] as WriteReply);
     });
@@ -536,8 +545,15 @@ export class RedisSessionStore implements SessionStore {
     }
   }
 
-  /** Drops the cached copy (only `session` when given: a newer copy read meanwhile stays). */
+  /** Whether `session` is the copy writes to the session take: cached, or let go with writes in flight. */
+  #holds(id: string, session: CachedSession): boolean {
+    return this.#cache.get(id) === session || this.#letGo.get(id) === session;
+  }
+
+  /** Drops the copy, cached or let go (only `session` when given: a newer copy read meanwhile stays). */
   #forget(id: string, session?: CachedSession): void {
+    const letGo = this.#letGo.get(id);
+    if (letGo !== undefined && (session === undefined || letGo === session)) this.#letGo.delete(id);
     const cached = this.#cache.get(id);
     if (cached === undefined || (session !== undefined && cached !== session)) return;
     this.#cache.delete(id);

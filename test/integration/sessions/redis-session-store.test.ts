@@ -468,6 +468,43 @@ describe('Redis session store across instances', () => {
     }
   });
 
+  it('lets writes that overlap share the read of a session the full cache does not keep', async () => {
+    const counter = await readCounting();
+    const { client } = counter;
+    const narrow = new RedisSessionStore(client, sharedPrefix, { cacheFacts: 5 });
+    // Defined by the store: each script call is seen as it leaves.
+    const commands = client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    const write = commands.sessionWrite?.bind(client);
+    let onWire = (): void => undefined;
+    commands.sessionWrite = (...args: unknown[]) => {
+      onWire();
+      return write?.(...args) ?? Promise.reject(new Error('sessionWrite is not defined'));
+    };
+    try {
+      const [a, b] = [`s-${randomUUID()}`, `s-${randomUUID()}`];
+      for (const id of [a, b]) await narrow.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
+      // a fills the cache (four facts and itself) and is written more often than b will be.
+      for (let i = 0; i < 8; i += 1) await add(narrow, a, `f-${i % 4}`, 1, T + i);
+      counter.reads = 0;
+      const wired = new Promise<void>((resolve) => {
+        onWire = resolve;
+      });
+      const first = add(narrow, b, 'x', 1, T + 10);
+      await wired;
+      // The first write is on the wire: the second takes the copy its read made instead of reading b again.
+      const second = add(narrow, b, 'y', 2, T + 11);
+      expect(await first).toMatchObject({ factCount: 1, aggregates: { s: 1 } });
+      expect(await second).toMatchObject({ factCount: 2, aggregates: { s: 3 } });
+      expect(counter.reads).toBe(1);
+      // Nothing in flight any more: the copy is gone, so the next write reads b again, and a kept its place.
+      expect(await add(narrow, b, 'z', 3, T + 12)).toMatchObject({ factCount: 3, aggregates: { s: 6 } });
+      expect(counter.reads).toBe(2);
+      expect(narrow.cacheStats()).toMatchObject({ sessions: 1, facts: 4, readsLetGo: 2 });
+    } finally {
+      await narrow.close();
+    }
+  });
+
   it('keeps at most cacheFacts facts cached and reads a dropped session again when written to', async () => {
     const ids = [`s-${randomUUID()}`, `s-${randomUUID()}`];
     for (const id of ids) await small.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
