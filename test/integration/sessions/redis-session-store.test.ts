@@ -12,6 +12,7 @@ import {
   WRITES_PER_GROUP,
 } from '../../../src/sessions/redis-session-store.ts';
 import { registerSessionCacheMetrics } from '../../../src/sessions/session-cache-metrics.ts';
+import type { SessionStore } from '../../../src/sessions/session-store.ts';
 import { sessionStoreContract } from './session-store-contract.ts';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -557,6 +558,18 @@ describe('Redis session store against the in-process store', () => {
     },
   );
 
+  /** An add of `value` to every accumulator, its event time `ageMs` before `now`. */
+  const addInput = (add: { factId: string; ageMs: number; value: number }, now: number) => ({
+    factId: add.factId,
+    fact: { value: add.value, at: now - add.ageMs },
+    eventTimeMs: now - add.ageMs,
+    contributions: specs.map((spec) => ({ accumulatorId: spec.id, value: add.value })),
+    specs,
+    now,
+    maxFacts: 100,
+    fire: none,
+  });
+
   it("answers every write as the in-process store does, and keeps every key's TTL, through any sequence of writes", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 30 }), async (steps) => {
@@ -571,16 +584,7 @@ describe('Redis session store against the in-process store', () => {
             continue;
           }
           if (s.kind === 'add') {
-            const input = {
-              factId: s.factId,
-              fact: { value: s.value, at: now - s.ageMs },
-              eventTimeMs: now - s.ageMs,
-              contributions: specs.map((spec) => ({ accumulatorId: spec.id, value: s.value })),
-              specs,
-              now,
-              maxFacts: 100,
-              fire: none,
-            };
+            const input = addInput(s, now);
             const [redis, local] = [await store.addFact(id, input), await memory.addFact(id, input)];
             expect(redis).toEqual(local);
           } else {
@@ -598,5 +602,51 @@ describe('Redis session store against the in-process store', () => {
       }),
       { numRuns: 60 },
     );
+  });
+
+  it('answers as the in-process store does when writes to several sessions overlap through a cache too small for them', async () => {
+    const crowded = await openRedisSessionStore({ url, keyPrefix: differentialPrefix, cacheFacts: 4 });
+    type Write = { session: number; kind: 'add' | 'retract'; factId: string; ageMs: number; value: number };
+    const write: fc.Arbitrary<Write> = fc.record({
+      session: fc.integer({ min: 0, max: 2 }),
+      kind: fc.constantFrom('add' as const, 'add' as const, 'retract' as const),
+      factId: fc.constantFrom('a', 'b', 'c', 'd'),
+      ageMs: fc.integer({ min: 0, max: 12 }).map((seconds) => seconds * 1_000),
+      value: fc.integer({ min: -50, max: 50 }),
+    });
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.array(fc.array(write, { minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 10 }), async (bursts) => {
+          const ids = [0, 1, 2].map(() => `s-${randomUUID()}`);
+          const memory = new MemorySessionStore();
+          let now = Date.UTC(2026, 0, 1);
+          for (const id of ids) {
+            await crowded.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now });
+            await memory.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now });
+          }
+          const apply = (target: SessionStore, w: Write) => {
+            const id = ids[w.session] as string;
+            if (w.kind === 'retract') return target.retractFact(id, w.factId, { specs, now, fire: none });
+            return target.addFact(id, addInput(w, now));
+          };
+          for (const burst of bursts) {
+            now += 1_000;
+            // Issued together: each session's writes are applied in the order they were made, as one at a time would.
+            const redis = await Promise.all(burst.map((w) => apply(crowded, w)));
+            const local = [];
+            for (const w of burst) local.push(await apply(memory, w));
+            expect(redis).toEqual(local);
+          }
+          for (const id of ids) await crowded.delete(id);
+        }),
+        { numRuns: 40 },
+      );
+      // The runs went through the paths meant: copies read, kept and let go.
+      const stats = crowded.cacheStats();
+      expect(stats.readsLetGo).toBeGreaterThan(0);
+      expect(stats.reads).toBeGreaterThan(stats.readsLetGo);
+    } finally {
+      await crowded.close();
+    }
   });
 });
