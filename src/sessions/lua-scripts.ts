@@ -8,6 +8,7 @@ function read(name: string): string {
 export const LUA_SCRIPTS = {
   sessionCreate: read('create-session.lua'),
   sessionWrite: read('write-session.lua'),
+  sessionRead: read('read-session.lua'),
 } as const;
 
 export type LuaScriptName = keyof typeof LUA_SCRIPTS;

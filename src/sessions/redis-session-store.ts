@@ -342,28 +342,20 @@ export class RedisSessionStore implements SessionStore {
     return loading;
   }
 
-  /** Reads the session's facts, contribution records and stamp in one transaction and caches the working memory. */
+  /** Reads the session's facts, contribution records and stamp in one step (read-session.lua) and caches the working memory. */
   async #load(id: string): Promise<CachedSession | undefined> {
     const keys = sessionKeys(this.#prefix, id);
-    const replies = await this.#guard(() =>
-      this.#client
-        .multi()
-        .hmget(keys.meta, 'ttl_ms', 'stamp', 'version', 'watermark', 'fired')
-        .hgetall(keys.facts)
-        .hgetall(keys.contributions)
-        .exec(),
-    );
-    const meta = replyValue(replies?.[0]) as (string | null)[] | undefined;
-    const factsJson = replyValue(replies?.[1]);
-    const records = replyValue(replies?.[2]);
-    if (meta?.[0] == null || !isStringRecord(factsJson) || !isStringRecord(records)) return undefined;
+    const reply = asArray(await this.#run('sessionRead', [keys.meta, keys.facts, keys.contributions], [])) as string[];
+    if (reply.length < 5) return undefined;
     const facts = new Map<string, StoredFact>();
-    for (const [factId, json] of Object.entries(factsJson)) facts.set(factId, storedFact(json, records[factId]));
-    const watermark = meta[3] == null ? Number.NEGATIVE_INFINITY : Number(meta[3]);
+    for (let i = 5; i + 2 < reply.length; i += 3) {
+      facts.set(reply[i] as string, storedFact(reply[i + 1] as string, reply[i + 2] || undefined));
+    }
+    const [, stamp, version, watermark, fired] = reply;
     const session: CachedSession = {
-      memory: new WorkingMemory(facts, Number(meta[2] ?? 0), watermark),
-      stamp: meta[1] ?? '',
-      fired: parseFired(meta[4] ?? '[]'),
+      memory: new WorkingMemory(facts, Number(version || 0), watermark ? Number(watermark) : Number.NEGATIVE_INFINITY),
+      stamp: stamp ?? '',
+      fired: parseFired(fired || '[]'),
       inFlight: 0,
       pending: [],
       base: '',

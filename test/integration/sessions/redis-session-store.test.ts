@@ -219,15 +219,16 @@ describe('Redis session store across instances', () => {
     await new Promise((resolve) => client.once('ready', resolve));
     return client;
   };
-  /** A ready connection of the test's own that counts whole-session reads: they go through MULTI (no test here calls get). */
-  const readCounting = async (): Promise<{ client: Redis; reads: number }> => {
-    const counted = { client: await readyClient(), reads: 0 };
-    const multi = counted.client.multi.bind(counted.client);
-    counted.client.multi = ((...args: Parameters<typeof multi>) => {
-      counted.reads += 1;
-      return multi(...args);
-    }) as typeof multi;
-    return counted;
+  /** Counts the whole-session reads (read-session.lua) a store makes on `client` from now on; call it after the store defined its scripts. */
+  const countReads = (client: Redis): { reads: number } => {
+    const counter = { reads: 0 };
+    const commands = client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    const read = commands.sessionRead?.bind(client);
+    commands.sessionRead = (...args: unknown[]) => {
+      counter.reads += 1;
+      return read?.(...args) ?? Promise.reject(new Error('sessionRead is not defined'));
+    };
+    return counter;
   };
   const add = (client: RedisSessionStore, id: string, factId: string, value: number, at: number, fire: () => number[] = none) =>
     client.addFact(id, {
@@ -288,9 +289,9 @@ describe('Redis session store across instances', () => {
   });
 
   it('brings a copy a few writes behind up to date from the log, and reads the session again only when too far behind', async () => {
-    const counter = await readCounting();
-    const { client } = counter;
+    const client = await readyClient();
     const counted = new RedisSessionStore(client, sharedPrefix);
+    const counter = countReads(client);
     try {
       const id = `s-${randomUUID()}`;
       await counted.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
@@ -404,10 +405,10 @@ describe('Redis session store across instances', () => {
   });
 
   it('keeps the copies written most often when more sessions take turns than the cache holds, instead of reading each back', async () => {
-    const counter = await readCounting();
-    const { client } = counter;
+    const client = await readyClient();
     // Room for three sessions of four facts (each session counts one more), and four take turns.
     const crowded = new RedisSessionStore(client, sharedPrefix, { cacheFacts: 15 });
+    const counter = countReads(client);
     try {
       const ids = Array.from({ length: 4 }, () => `s-${randomUUID()}`);
       for (const id of ids) await crowded.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
@@ -447,10 +448,10 @@ describe('Redis session store across instances', () => {
   });
 
   it('lets a session written more often than the cached one take its place, so the cache follows the writes', async () => {
-    const counter = await readCounting();
-    const { client } = counter;
+    const client = await readyClient();
     // Room for one session of four facts.
     const narrow = new RedisSessionStore(client, sharedPrefix, { cacheFacts: 5 });
+    const counter = countReads(client);
     try {
       const [a, b] = [`s-${randomUUID()}`, `s-${randomUUID()}`];
       for (const id of [a, b]) await narrow.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
@@ -470,9 +471,9 @@ describe('Redis session store across instances', () => {
   });
 
   it('lets writes that overlap share the read of a session the full cache does not keep', async () => {
-    const counter = await readCounting();
-    const { client } = counter;
+    const client = await readyClient();
     const narrow = new RedisSessionStore(client, sharedPrefix, { cacheFacts: 5 });
+    const counter = countReads(client);
     // Defined by the store: each script call is seen as it leaves.
     const commands = client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     const write = commands.sessionWrite?.bind(client);

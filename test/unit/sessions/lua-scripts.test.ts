@@ -7,7 +7,7 @@ const dir = new URL('../../../src/sessions/lua/', import.meta.url);
 describe('session Lua scripts', () => {
   it('gives every script file a header stating KEYS, ARGV and output', () => {
     const files = readdirSync(dir).filter((f) => f.endsWith('.lua'));
-    expect(files.sort()).toEqual(['create-session.lua', 'write-session.lua']);
+    expect(files.sort()).toEqual(['create-session.lua', 'read-session.lua', 'write-session.lua']);
     for (const file of files) {
       const header = readFileSync(new URL(file, dir), 'utf8').split(']]')[0] ?? '';
       expect(header.startsWith(`--[[\n  ${file.replace('.lua', '')}:`), file).toBe(true);
@@ -16,7 +16,7 @@ describe('session Lua scripts', () => {
   });
 
   it('loads each script file as one command', () => {
-    expect(Object.keys(LUA_SCRIPTS).sort()).toEqual(['sessionCreate', 'sessionWrite']);
+    expect(Object.keys(LUA_SCRIPTS).sort()).toEqual(['sessionCreate', 'sessionRead', 'sessionWrite']);
     expect(LUA_SCRIPTS.sessionWrite).toContain("return { 'STALE' }");
     expect(LUA_SCRIPTS.sessionCreate).toContain("'stamp', ARGV[5]");
   });
