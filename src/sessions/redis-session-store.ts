@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis, type RedisOptions } from 'ioredis';
 import { AppError } from '../errors.ts';
+import { contributionRecord, parseContributionRecord } from './contribution-record.ts';
 import { aggregatesJson, firedChange } from './fired-change.ts';
 import { legacySessionKeys, SESSION_LOG_LENGTH, sessionKeys } from './keys.ts';
 import { LUA_SCRIPTS, type LuaScriptName } from './lua-scripts.ts';
@@ -581,24 +582,10 @@ async function backOff(id: string, attempt: number): Promise<void> {
   if (attempt > 1) await sleep(Math.random() * Math.min(2 ** attempt, 50));
 }
 
-/** The contribution record Redis keeps beside the fact: numbers as strings, so none is rounded on the way. */
-function contributionRecord(fact: StoredFact): string {
-  let pairs = '';
-  for (const [accumulatorId, value] of fact.contributions) {
-    pairs += `${pairs === '' ? '' : ','}["${accumulatorId}","${String(value)}"]`;
-  }
-  return `{"t":"${String(fact.eventTimeMs)}","c":[${pairs}]}`;
-}
-
 /** A stored fact back from its JSON and contribution record (absent: it contributes nothing). */
 function storedFact(json: string, record: string | undefined): StoredFact {
   if (record === undefined) return { json, eventTimeMs: 0, contributions: [] };
-  const parsed = JSON.parse(record) as { t: string; c: [string, string][] };
-  return {
-    json,
-    eventTimeMs: Number(parsed.t),
-    contributions: parsed.c.map(([accumulatorId, value]) => [accumulatorId, Number(value)] as const),
-  };
+  return { json, ...parseContributionRecord(record) };
 }
 
 function asArray(reply: unknown): unknown[] {
