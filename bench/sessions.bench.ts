@@ -34,6 +34,8 @@ const PRELOAD_IN_FLIGHT = 16;
 const CROWD_SESSIONS = 12;
 const CROWD_ROOM = 10;
 const CROWD_FACTS = 1_000;
+/** Fresh stores that each read the measured session whole (its first add on an instance, or after its copy was dropped). */
+const READ_SAMPLES = 5;
 
 /** The floor: the cheapest script Redis can run, sent as EVALSHA by the same client the session store uses. */
 type FloorClient = Redis & { benchFloor(): Promise<unknown> };
@@ -45,6 +47,7 @@ class Bench {
   readonly #ids = new Map<string, FactIds>();
   readonly #random: Random;
   readonly #options: SessionBenchOptions;
+  readonly #catalog: RuleCatalog;
   /** The service's wall clock as the evaluator sees it: moved forward by the bench so runs repeat. */
   nowMs = T0;
   added = 0;
@@ -55,8 +58,14 @@ class Bench {
   constructor(catalog: RuleCatalog, sessions: SessionStore, options: SessionBenchOptions, seed: number) {
     this.#options = options;
     this.#random = mulberry32(seed);
+    this.#catalog = catalog;
+    this.evaluator = this.#evaluatorOver(sessions);
+  }
+
+  #evaluatorOver(sessions: SessionStore): SessionEvaluator {
     const ruleset: Ruleset = { id: RULESET_ID, name: 'bench', domain: SESSION_DOMAIN, description: null, created_at: '', updated_at: '' };
-    this.evaluator = new SessionEvaluator({
+    const catalog = this.#catalog;
+    return new SessionEvaluator({
       catalog,
       rulesets: { get: async (id) => (id === RULESET_ID ? ruleset : undefined) },
       sessions,
@@ -66,6 +75,13 @@ class Bench {
       maxFacts: 10_000_000,
       clock: () => this.nowMs,
     });
+  }
+
+  /** One new fact added through another store, e.g. a fresh one that must read the session's working memory first. */
+  async addThrough(sessions: SessionStore, sessionId: string, factId: string): Promise<SessionEvaluation> {
+    this.nowMs += FACT_INTERVAL_MS;
+    const event = sessionEvent(this.#random, sessionId, eventTime(this.#random, this.nowMs));
+    return this.#evaluatorOver(sessions).addFact(sessionId, factId, event);
   }
 
   async open(count: number): Promise<void> {
@@ -136,6 +152,31 @@ function adds(bench: Bench, sessionIds: readonly string[]): (index: number) => P
   return (index) => bench.add(sessionIds[index % sessionIds.length]!, step);
 }
 
+/** Milliseconds of wall and client CPU for a fresh store's first add to a session: the whole read, then the add. */
+async function freshReads(url: string, prefix: string, bench: Bench, sessionId: string): Promise<{ wallMs: number; cpuMs: number }[]> {
+  const samples: { wallMs: number; cpuMs: number }[] = [];
+  for (let i = 0; i < READ_SAMPLES; i += 1) {
+    const client = new Redis(url, { ...sessionRedisOptions(2_000), lazyConnect: true });
+    await client.connect();
+    const store = new RedisSessionStore(client, prefix);
+    try {
+      const cpu = process.cpuUsage();
+      const started = performance.now();
+      await bench.addThrough(store, sessionId, `read-${i}`);
+      const used = process.cpuUsage(cpu);
+      samples.push({ wallMs: performance.now() - started, cpuMs: (used.user + used.system) / 1_000 });
+    } finally {
+      await store.close();
+    }
+  }
+  return samples;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+}
+
 async function cleanUp(redis: Redis, prefix: string): Promise<number> {
   let removed = 0;
   let cursor = '0';
@@ -202,6 +243,11 @@ async function main(): Promise<void> {
     await memoryBench.preload();
     const preloadS = (performance.now() - loadStarted) / 1_000;
     const single = [redisBench.sessionIds[0]!];
+    const reads = await freshReads(url, prefix, redisBench, single[0]!);
+    notes.push(
+      `Whole-session read: a fresh store's first add to a session of ${options.facts.toLocaleString('en-US')} facts (the read into a new copy, then the add) ` +
+        `took a median ${median(reads.map((r) => r.wallMs)).toFixed(1)} ms, ${median(reads.map((r) => r.cpuMs)).toFixed(1)} ms of client CPU (${READ_SAMPLES} fresh stores)`,
+    );
 
     const floor = (): Promise<unknown> => floorClient.benchFloor();
     const floorSequential = await measure(options.adds, 1, floor, admin);
