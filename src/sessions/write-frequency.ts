@@ -1,7 +1,7 @@
 // How often each session was written lately: the Redis store's cache admits a copy by it when full (TinyLFU's idea).
 
 /** Writes between two halvings of every count, by default: the counts follow what is written lately, in bounded memory. */
-export const FREQUENCY_PERIOD = 10_000;
+const FREQUENCY_PERIOD = 10_000;
 
 export class WriteFrequency {
   readonly #period: number;

@@ -219,16 +219,19 @@ describe('Redis session store across instances', () => {
     await new Promise((resolve) => client.once('ready', resolve));
     return client;
   };
-  /** Counts the whole-session reads (read-session.lua) a store makes on `client` from now on; call it after the store defined its scripts. */
-  const countReads = (client: Redis): { reads: number } => {
+  /** A store on a connection of the test's own that counts the store's whole-session reads (read-session.lua calls). */
+  const readCountedStore = async (options: { cacheFacts?: number } = {}) => {
+    const client = await readyClient();
+    const store = new RedisSessionStore(client, sharedPrefix, options);
     const counter = { reads: 0 };
+    // Wrapped after the store defined its scripts.
     const commands = client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     const read = commands.sessionRead?.bind(client);
     commands.sessionRead = (...args: unknown[]) => {
       counter.reads += 1;
       return read?.(...args) ?? Promise.reject(new Error('sessionRead is not defined'));
     };
-    return counter;
+    return { client, store, counter };
   };
   const add = (client: RedisSessionStore, id: string, factId: string, value: number, at: number, fire: () => number[] = none) =>
     client.addFact(id, {
@@ -289,9 +292,7 @@ describe('Redis session store across instances', () => {
   });
 
   it('brings a copy a few writes behind up to date from the log, and reads the session again only when too far behind', async () => {
-    const client = await readyClient();
-    const counted = new RedisSessionStore(client, sharedPrefix);
-    const counter = countReads(client);
+    const { store: counted, counter } = await readCountedStore();
     try {
       const id = `s-${randomUUID()}`;
       await counted.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
@@ -405,10 +406,8 @@ describe('Redis session store across instances', () => {
   });
 
   it('keeps the copies written most often when more sessions take turns than the cache holds, instead of reading each back', async () => {
-    const client = await readyClient();
     // Room for three sessions of four facts (each session counts one more), and four take turns.
-    const crowded = new RedisSessionStore(client, sharedPrefix, { cacheFacts: 15 });
-    const counter = countReads(client);
+    const { store: crowded, counter } = await readCountedStore({ cacheFacts: 15 });
     try {
       const ids = Array.from({ length: 4 }, () => `s-${randomUUID()}`);
       for (const id of ids) await crowded.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
@@ -448,10 +447,8 @@ describe('Redis session store across instances', () => {
   });
 
   it('lets a session written more often than the cached one take its place, so the cache follows the writes', async () => {
-    const client = await readyClient();
     // Room for one session of four facts.
-    const narrow = new RedisSessionStore(client, sharedPrefix, { cacheFacts: 5 });
-    const counter = countReads(client);
+    const { store: narrow, counter } = await readCountedStore({ cacheFacts: 5 });
     try {
       const [a, b] = [`s-${randomUUID()}`, `s-${randomUUID()}`];
       for (const id of [a, b]) await narrow.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
@@ -471,9 +468,7 @@ describe('Redis session store across instances', () => {
   });
 
   it('lets writes that overlap share the read of a session the full cache does not keep', async () => {
-    const client = await readyClient();
-    const narrow = new RedisSessionStore(client, sharedPrefix, { cacheFacts: 5 });
-    const counter = countReads(client);
+    const { client, store: narrow, counter } = await readCountedStore({ cacheFacts: 5 });
     // Defined by the store: each script call is seen as it leaves.
     const commands = client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     const write = commands.sessionWrite?.bind(client);
