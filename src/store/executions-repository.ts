@@ -4,15 +4,12 @@ import { AppError } from '../errors.ts';
 import type { Database } from './database.ts';
 import { withDatabase } from './database-errors.ts';
 import {
+  BatchBuffer,
   deleteBatchesOlderThan,
-  encodeBatch,
   findInBatches,
   insertBatch,
-  MAX_BATCH_CHARS,
+  MAX_BATCH_BYTES,
   MAX_RECORDS_PER_BATCH,
-  type PreparedExecution,
-  prepareExecution,
-  readRecord,
 } from './execution-batches.ts';
 import type { ExecutionRecord, ExecutionsRepository, SerializedExecution } from './types.ts';
 
@@ -25,9 +22,16 @@ export interface ExecutionWriterOptions {
   backlogWarning: number;
   /** Told about every failed background write and about a growing backlog. */
   onError: (error: unknown) => void;
+  /**
+   * Writes one closed batch as a row; by default compressed on the thread pool and inserted through `db`. Embedded PGlite
+   * passes its thread's insert, which compresses there.
+   */
+  writeBatch?: (batch: BatchBuffer) => Promise<void>;
 }
 
 const MAX_RETRY_DELAY_MS = 5_000;
+/** Batches being written rarely number more than two; their buffers are kept for reuse up to this many. */
+const MAX_SPARE_BATCHES = 3;
 
 /** What one write covers: only full batches (a kick from record()), or also what is pending now (the timer, flush()). */
 type WriteScope = 'full batches' | 'all pending';
@@ -42,11 +46,16 @@ class BatchedExecutions implements ExecutionsRepository {
   readonly #db: Kysely<Database>;
   readonly #options: ExecutionWriterOptions;
   readonly #rowsPerInsert: number;
+  readonly #writeBatch: (batch: BatchBuffer) => Promise<void>;
   /**
-   * Recorded but not yet committed, in recording order, already serialized; a record leaves only after its INSERT
-   * commits. Serialized at once so a request's objects die young instead of surviving collections until their batch.
+   * Recorded but not yet committed, in recording order: the batch taking records, and the full ones waiting for (or in)
+   * their INSERT, oldest first. A record leaves only after its INSERT commits.
    */
-  readonly #pending = new Map<string, PreparedExecution>();
+  #open = new BatchBuffer();
+  readonly #full: BatchBuffer[] = [];
+  #pendingCount = 0;
+  /** Written batches whose buffers the next batches reuse, so a batch's memory is neither allocated nor grown again. */
+  readonly #spares: BatchBuffer[] = [];
   readonly #timer: NodeJS.Timeout;
   #writing: Promise<void> | undefined;
   #kickScheduled = false;
@@ -59,6 +68,7 @@ class BatchedExecutions implements ExecutionsRepository {
     this.#db = db;
     this.#options = options;
     this.#rowsPerInsert = Math.max(1, Math.min(options.batchSize, MAX_RECORDS_PER_BATCH));
+    this.#writeBatch = options.writeBatch ?? (async (batch) => insertBatch(db, await batch.encode()));
     this.#timer = setInterval(() => this.#writeInBackground('all pending'), options.flushMs);
     // The writer must never keep the process alive on its own; close() flushes what is left.
     this.#timer.unref();
@@ -66,9 +76,8 @@ class BatchedExecutions implements ExecutionsRepository {
 
   record(execution: ExecutionRecord | SerializedExecution): void {
     if (this.#closed) this.#options.onError(new Error(`execution ${execution.execution_id} was recorded after the store was closed`));
-    let prepared: PreparedExecution;
     try {
-      prepared = prepareExecution(execution);
+      this.#open.add(execution);
     } catch (error) {
       // Storing can never succeed (a cycle or a BigInt in the facts, an id that is not a UUID): report it and let it go.
       this.#options.onError(
@@ -76,37 +85,44 @@ class BatchedExecutions implements ExecutionsRepository {
       );
       return;
     }
-    this.#pending.set(execution.execution_id, prepared);
+    this.#pendingCount += 1;
     // Never drop: past the warning level the record is still kept, and the operator is told once.
-    if (this.#pending.size > this.#options.backlogWarning && !this.#backlogReported) {
+    if (this.#pendingCount > this.#options.backlogWarning && !this.#backlogReported) {
       this.#backlogReported = true;
       this.#options.onError(
-        new AppError('UNAVAILABLE', `${this.#pending.size} executions are waiting to be written; the database is not keeping up`),
+        new AppError('UNAVAILABLE', `${this.#pendingCount} executions are waiting to be written; the database is not keeping up`),
       );
     }
-    if (this.#pending.size >= this.#rowsPerInsert && !this.#kickScheduled) {
-      this.#kickScheduled = true;
-      // Deferred so the caller's request never pays for building the INSERT.
-      setImmediate(() => {
-        this.#kickScheduled = false;
-        this.#writeInBackground('full batches');
-      });
+    if (this.#open.count >= this.#rowsPerInsert || this.#open.byteLength >= MAX_BATCH_BYTES) {
+      this.#closeOpenBatch();
+      if (!this.#kickScheduled) {
+        this.#kickScheduled = true;
+        // Deferred so the caller's request never pays for building the INSERT.
+        setImmediate(() => {
+          this.#kickScheduled = false;
+          this.#writeInBackground('full batches');
+        });
+      }
     }
   }
 
   async get(id: string): Promise<ExecutionRecord | undefined> {
-    const pending = this.#pending.get(id);
-    if (pending !== undefined) return readRecord(JSON.parse(pending.json));
+    const pending = this.#open.find(id);
+    if (pending !== undefined) return pending;
+    for (let index = this.#full.length - 1; index >= 0; index--) {
+      const found = this.#full[index]!.find(id);
+      if (found !== undefined) return found;
+    }
     return withDatabase(() => findInBatches(this.#db, id));
   }
 
   pendingCount(): number {
-    return this.#pending.size;
+    return this.#pendingCount;
   }
 
   async flush(): Promise<void> {
     // A write already under way may have started before the newest records: loop until nothing is left.
-    while (this.#pending.size > 0 || this.#writing !== undefined) {
+    while (this.#pendingCount > 0 || this.#writing !== undefined) {
       await withDatabase(() => this.#write('all pending'));
     }
   }
@@ -130,7 +146,7 @@ class BatchedExecutions implements ExecutionsRepository {
   }
 
   #writeInBackground(what: WriteScope): void {
-    if (this.#pending.size === 0 || this.#writing !== undefined || Date.now() < this.#retryAt) return;
+    if (this.#pendingCount === 0 || this.#writing !== undefined || Date.now() < this.#retryAt) return;
     this.#write(what).catch((error: unknown) => this.#options.onError(error));
   }
 
@@ -153,27 +169,26 @@ class BatchedExecutions implements ExecutionsRepository {
   }
 
   /**
-   * Writes full batches while there are enough pending records; 'all pending' also writes the records pending when it
-   * starts. Records arriving meanwhile wait for a full batch or the next tick: writing them at once kept batches at
-   * the few dozen that arrive during one insert, and the fixed cost of each write then dominated.
+   * Writes the full batches; 'all pending' first closes the batch taking records, so what was recorded before it started
+   * is written too. Records arriving meanwhile wait for a full batch or the next tick: writing them at once kept batches
+   * at the few dozen that arrive during one insert, and the fixed cost of each write then dominated.
    */
   async #drain(what: WriteScope): Promise<void> {
-    let owed = what === 'all pending' ? this.#pending.size : 0;
-    while (this.#pending.size >= this.#rowsPerInsert || (owed > 0 && this.#pending.size > 0)) {
-      const batch: PreparedExecution[] = [];
-      let chars = 0;
-      for (const prepared of this.#pending.values()) {
-        batch.push(prepared);
-        chars += prepared.json.length;
-        if (batch.length === this.#rowsPerInsert || chars >= MAX_BATCH_CHARS) break;
-      }
-      owed -= batch.length;
-      await insertBatch(this.#db, await encodeBatch(batch));
-      for (const prepared of batch) {
-        // A record re-recorded under the same id while this batch was in flight stays pending for the next batch.
-        if (this.#pending.get(prepared.id) === prepared) this.#pending.delete(prepared.id);
-      }
-      if (this.#pending.size <= this.#options.backlogWarning / 2) this.#backlogReported = false;
+    if (what === 'all pending' && this.#open.count > 0) this.#closeOpenBatch();
+    while (this.#full.length > 0) {
+      const batch = this.#full[0]!;
+      await this.#writeBatch(batch);
+      this.#full.shift();
+      this.#pendingCount -= batch.count;
+      if (this.#spares.length < MAX_SPARE_BATCHES) this.#spares.push(batch);
+      if (this.#pendingCount <= this.#options.backlogWarning / 2) this.#backlogReported = false;
     }
+  }
+
+  #closeOpenBatch(): void {
+    const closed = this.#open;
+    this.#full.push(closed);
+    // Without a spare, a new batch starts as large as the one just closed, rather than growing to it again.
+    this.#open = new BatchBuffer(this.#spares.pop() ?? { bytes: closed.byteLength + (closed.byteLength >> 2) });
   }
 }

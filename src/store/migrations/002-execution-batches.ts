@@ -1,7 +1,7 @@
 // Executions move from one row each to compressed batches: a row per execution cost more to insert than evaluating it.
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../database.ts';
-import { decodeBatch, encodeBatch, executionIdKey, insertBatch, prepareExecution } from '../execution-batches.ts';
+import { decodeBatch, encodeBatch, executionIdKey, insertBatch } from '../execution-batches.ts';
 import type { ExecutionRecord } from '../types.ts';
 
 /** Rows moved per batch while migrating. */
@@ -42,7 +42,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     after = rows[rows.length - 1]!.execution_id;
     // The service only ever made UUID ids, and GET /executions/{id} accepts nothing else, so another id was never readable.
     const records = rows.map(toRecord).filter((record) => executionIdKey(record.execution_id) !== undefined);
-    if (records.length > 0) await insertBatch(db as Kysely<Database>, await encodeBatch(records.map(prepareExecution)));
+    if (records.length > 0) await insertBatch(db as Kysely<Database>, await encodeBatch(records));
   }
   await db.schema.dropTable('executions').execute();
 }

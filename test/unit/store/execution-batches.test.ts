@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { newExecutionId } from '../../../src/evaluation/execution-id.ts';
-import { asExecutionRecord, decodeBatch, encodeBatch, executionIdKey, prepareExecution } from '../../../src/store/execution-batches.ts';
-import type { ExecutionRecord } from '../../../src/store/types.ts';
+import { asExecutionRecord, BatchBuffer, decodeBatch, encodeBatch, executionIdKey } from '../../../src/store/execution-batches.ts';
+import type { ExecutionRecord, SerializedExecution } from '../../../src/store/types.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -64,19 +64,88 @@ describe('executionIdKey', () => {
   });
 });
 
-describe('prepareExecution', () => {
-  it('refuses what can never be stored, naming the execution', () => {
+/** An execution handed over as texts, as the evaluator makes it. */
+function texts(facts: Record<string, unknown>, createdMs = Date.now()): SerializedExecution {
+  const id = newExecutionId(createdMs);
+  return {
+    execution_id: id,
+    source: 'http',
+    domain: 'payments',
+    createdMs,
+    requestJson: JSON.stringify({ facts }),
+    outcomeJson: JSON.stringify({ execution_id: id, fired_rules: [2], actions: ['review'], latency_ms: 0.25, revision: 3 }),
+  };
+}
+
+describe('BatchBuffer', () => {
+  it('refuses what can never be stored, naming the execution, and stays as it was', async () => {
     const circular: Record<string, unknown> = {};
     circular.self = circular;
-    expect(() => prepareExecution(execution({ execution_id: 'x' }))).toThrow('execution id "x" is not a UUID');
-    expect(() => prepareExecution(execution({ facts: circular }))).toThrow(/is not JSON-serializable/);
-    expect(() => prepareExecution(execution({ facts: { n: 1n } }))).toThrow(/is not JSON-serializable/);
-    expect(() => prepareExecution(execution({ created_at: 'yesterday' }))).toThrow(/has no valid created_at/);
+    const batch = new BatchBuffer();
+    const kept = execution();
+    batch.add(kept);
+    const bytes = batch.byteLength;
+    expect(() => batch.add(execution({ execution_id: 'x' }))).toThrow('execution id "x" is not a UUID');
+    expect(() => batch.add(execution({ facts: circular }))).toThrow(/is not JSON-serializable/);
+    expect(() => batch.add(execution({ facts: { n: 1n } }))).toThrow(/is not JSON-serializable/);
+    expect(() => batch.add(execution({ created_at: 'yesterday' }))).toThrow(/has no valid created_at/);
     // Dates JavaScript has and timestamptz lacks would fail their whole batch on every retry.
-    expect(() => prepareExecution(execution({ created_at: '-005000-01-01T00:00:00.000Z' }))).toThrow(/has no valid created_at/);
-    expect(() => prepareExecution(execution({ created_at: '+010000-01-01T00:00:00.000Z' }))).toThrow(/has no valid created_at/);
-    expect(prepareExecution(execution({ created_at: '0001-01-01T00:00:00.000Z' })).createdMs).toBe(-62_135_596_800_000);
-    expect(prepareExecution(execution({ created_at: '9999-12-31T23:59:59.999Z' })).createdMs).toBe(253_402_300_799_999);
+    expect(() => batch.add(execution({ created_at: '-005000-01-01T00:00:00.000Z' }))).toThrow(/has no valid created_at/);
+    expect(() => batch.add(execution({ created_at: '+010000-01-01T00:00:00.000Z' }))).toThrow(/has no valid created_at/);
+    expect(() => batch.add({ ...texts({}), execution_id: 'not-a-uuid' })).toThrow('execution id "not-a-uuid" is not a UUID');
+    expect(() => batch.add({ ...texts({}), createdMs: -1 })).toThrow(/has no valid creation time/);
+    expect(batch).toMatchObject({ count: 1, byteLength: bytes });
+    expect(await decodeBatch((await batch.encode()).records)).toEqual([kept]);
+  });
+
+  it('stores the first and last dates timestamptz holds', async () => {
+    const earliest = execution({ created_at: '0001-01-01T00:00:00.000Z' });
+    const latest = execution({ created_at: '9999-12-31T23:59:59.999Z' });
+    expect(await encodeBatch([earliest, latest])).toMatchObject({ newestAt: '9999-12-31T23:59:59.999Z' });
+  });
+
+  it('finds the latest record of an id, in either form, and nothing for an id it does not hold', () => {
+    const batch = new BatchBuffer();
+    const first = execution({ fired_rules: [1] });
+    const handedOver = texts({ amount: 5, note: 'é 😀' });
+    batch.add(first);
+    batch.add(handedOver);
+    const again = { ...first, fired_rules: [1, 2] };
+    batch.add(again);
+    expect(batch.find(first.execution_id)).toEqual(again);
+    expect(batch.find(handedOver.execution_id)).toEqual(asExecutionRecord(handedOver));
+    expect(batch.find(newExecutionId())).toBeUndefined();
+    expect(batch.find(first.execution_id.toUpperCase())).toBeUndefined();
+    // Characters whose low byte spells a hex digit must not match through a one-byte encoding of the search.
+    expect(batch.find(first.execution_id.replace(/[0-9]/, (digit) => String.fromCharCode(0x100 + digit.charCodeAt(0))))).toBeUndefined();
+    expect(batch.find('')).toBeUndefined();
+    expect(new BatchBuffer().find(first.execution_id)).toBeUndefined();
+  });
+
+  it('grows past its first buffers, and a batch reusing them holds only its own records', async () => {
+    const large = Array.from({ length: 300 }, (_, i) => execution({ facts: { i, text: 'x'.repeat(i * 7) } }));
+    const written = new BatchBuffer();
+    for (const record of large) written.add(record);
+    expect(written.byteLength).toBeGreaterThan(64 * 1024);
+    expect(await decodeBatch((await written.encode()).records)).toEqual(large);
+    for (const record of [large[0]!, large[299]!]) expect(written.find(record.execution_id)).toEqual(record);
+
+    const next = new BatchBuffer(written);
+    const own = execution({ facts: { own: true } });
+    next.add(own);
+    expect(next.count).toBe(1);
+    expect(next.find(large[0]!.execution_id)).toBeUndefined();
+    expect(next.find(own.execution_id)).toEqual(own);
+    expect(await decodeBatch((await next.encode()).records)).toEqual([own]);
+  });
+
+  it('compresses once and takes no record after', async () => {
+    const batch = new BatchBuffer();
+    batch.add(execution());
+    const encoded = batch.encode();
+    expect(batch.encode()).toBe(encoded);
+    expect(() => batch.add(execution())).toThrow(/takes no more records/);
+    expect((await encoded).count).toBe(1);
   });
 });
 
@@ -87,7 +156,7 @@ describe('encodeBatch and decodeBatch', () => {
       execution({ execution_id: newExecutionId(1_000), created_at: '2026-01-03T00:00:00.000Z', facts: { text: 'nul \u0000, 😀' } }),
       execution({ execution_id: newExecutionId(9_000), created_at: '2026-01-01T00:00:00.000Z', domain: 'payments' }),
     ];
-    const batch = await encodeBatch(records.map(prepareExecution));
+    const batch = await encodeBatch(records);
     expect(batch).toMatchObject({ count: 3, minKey: 1_000, maxKey: 9_000, newestAt: '2026-01-03T00:00:00.000Z' });
     expect(await decodeBatch(batch.records)).toEqual(records);
   });
@@ -104,7 +173,7 @@ describe('encodeBatch and decodeBatch', () => {
           const outcomeJson = JSON.stringify({ execution_id: id, fired_rules: [index], actions: ['é'], latency_ms: 1, revision: 2 });
           return { execution_id: id, source: 'http' as const, domain, createdMs, requestJson: JSON.stringify({ facts }), outcomeJson };
         });
-        const batch = await encodeBatch(handedOver.map(prepareExecution));
+        const batch = await encodeBatch(handedOver);
         expect(await decodeBatch(batch.records)).toEqual(handedOver.map(asExecutionRecord));
       }),
       { numRuns: 200 },
