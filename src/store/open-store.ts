@@ -1,13 +1,13 @@
 // Opens the SQL store: real PostgreSQL through a pg pool when a URL is given, else embedded PGlite in a data directory.
 import { mkdir } from 'node:fs/promises';
-import { PGlite } from '@electric-sql/pglite';
-import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
+import { type Dialect, Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { createAuditRepository } from './audit-repository.ts';
 import type { Database } from './database.ts';
 import { withDatabase } from './database-errors.ts';
 import { createExecutionsRepository } from './executions-repository.ts';
 import { migrateToLatest } from './migrate.ts';
+import { PgliteWorker } from './pglite-worker.ts';
 import { createRulesRepository } from './rules-repository.ts';
 import { createRulesetsRepository } from './rulesets-repository.ts';
 import type { Store } from './types.ts';
@@ -45,10 +45,15 @@ export async function openStore(options: OpenStoreOptions): Promise<SqlStore> {
   }
   const onError = options.onError ?? reportAsWarning;
   const dialect = options.databaseUrl === undefined ? 'pglite' : 'postgres';
-  const db =
-    options.databaseUrl === undefined
-      ? new Kysely<Database>({ dialect: new PGliteDialect({ pglite: await openPglite(options.dataDir) }) })
-      : new Kysely<Database>({ dialect: new PostgresDialect({ pool: openPool(options.databaseUrl, options.poolSize ?? 10, onError) }) });
+  let pglite: PgliteWorker | undefined;
+  let sqlDialect: Dialect;
+  if (options.databaseUrl === undefined) {
+    pglite = await openPglite(options.dataDir);
+    sqlDialect = new PGliteDialect({ pglite });
+  } else {
+    sqlDialect = new PostgresDialect({ pool: openPool(options.databaseUrl, options.poolSize ?? 10, onError) });
+  }
+  const db = new Kysely<Database>({ dialect: sqlDialect });
   try {
     await withDatabase(() => migrateToLatest(db as Kysely<unknown>));
   } catch (error) {
@@ -61,6 +66,7 @@ export async function openStore(options: OpenStoreOptions): Promise<SqlStore> {
     flushMs: options.executionFlushMs ?? 50,
     backlogWarning: options.executionBacklogWarning ?? 100_000,
     onError,
+    ...(pglite === undefined ? {} : { writeBatch: (batch) => pglite.insertExecutionBatch(batch.contents()) }),
   });
   let closing: Promise<void> | undefined;
   return {
@@ -91,9 +97,9 @@ export async function openStore(options: OpenStoreOptions): Promise<SqlStore> {
   };
 }
 
-async function openPglite(dataDir: string): Promise<PGlite> {
+async function openPglite(dataDir: string): Promise<PgliteWorker> {
   if (!dataDir.startsWith('memory://')) await mkdir(dataDir, { recursive: true });
-  return PGlite.create(dataDir);
+  return PgliteWorker.open(dataDir);
 }
 
 function openPool(connectionString: string, max: number, onError: (error: unknown) => void): pg.Pool {
