@@ -515,6 +515,27 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
         );
       });
 
+      it("keeps the store's own pending batches through a failed write, and writes each record once when the database is back", async () => {
+        // store.executions writes as the service does: on PGlite through its thread, on PostgreSQL through the pool.
+        const domain = `outage-${randomUUID()}`;
+        const records = Array.from({ length: 1_200 }, (_, i) => execution({ domain, facts: { i } }));
+        await sql`alter table execution_batches rename to execution_batches_parked`.execute(store.db);
+        try {
+          for (const record of records) store.executions.record(record);
+          await expect(store.executions.flush()).rejects.toThrow(/execution_batches/);
+          expect(store.executions.pendingCount()).toBe(1_200);
+          expect(await store.executions.get(records[0]!.execution_id)).toEqual(records[0]);
+          expect(await store.executions.get(records[1_199]!.execution_id)).toEqual(records[1_199]);
+        } finally {
+          await sql`alter table execution_batches_parked rename to execution_batches`.execute(store.db);
+        }
+        await store.executions.flush();
+        expect(store.executions.pendingCount()).toBe(0);
+        const stored = await domainRecords(domain);
+        expect(stored.map((record) => record.execution_id).sort()).toEqual(records.map((record) => record.execution_id).sort());
+        expect(await store.executions.get(records[600]!.execution_id)).toEqual(records[600]);
+      });
+
       it('reads back the latest record of an id recorded again after its first write', async () => {
         const first = execution({ fired_rules: [1] });
         store.executions.record(first);
