@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Admin, type EachBatchPayload, Kafka, logLevel, Partitioners } from 'kafkajs';
-import pg from 'pg';
 import pino from 'pino';
 import type { KafkaConfig } from '../src/config.ts';
 import type { ConditionNode } from '../src/contracts/condition-dsl.ts';
@@ -21,6 +20,7 @@ import { BatchProcessor } from '../src/kafka/batch-processor.ts';
 import { evaluateWith, startKafkaPipeline } from '../src/kafka/index.ts';
 import { printProcessWarnings } from '../src/logger.ts';
 import { openStore, type SqlStore } from '../src/store/index.ts';
+import { freshPostgres } from './lib/fresh-postgres.ts';
 import { mulberry32 } from './lib/prng.ts';
 
 // kafkajs's harmless negative-timeout warning would interleave with the report.
@@ -258,28 +258,6 @@ async function pipelineRate(admin: Admin, base: KafkaConfig, variant: Variant, c
   }
 }
 
-/** A fresh database on the PostgreSQL server of DATABASE_URL (or the local one), dropped afterwards. */
-async function freshPostgres(id: string): Promise<{ url: string; drop: () => Promise<void> } | undefined> {
-  const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const admin = new pg.Client({ connectionString: adminUrl });
-  try {
-    await admin.connect();
-  } catch {
-    return undefined;
-  }
-  const name = `kafka_bench_${id.replaceAll('-', '')}`;
-  await admin.query(`create database ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      await admin.query(`drop database if exists ${name} with (force)`);
-      await admin.end();
-    },
-  };
-}
-
 async function createRules(store: SqlStore): Promise<void> {
   const next = mulberry32(7);
   for (let index = 0; index < RULES; index++) {
@@ -325,7 +303,7 @@ async function main(): Promise<void> {
     if (VARIANTS.has('pglite')) {
       variants.push({ label: 'PGlite executions', evaluator: pgliteEvaluator, drain: () => pglite.executions.flush() });
     }
-    const database = VARIANTS.has('postgres') ? await freshPostgres(id) : undefined;
+    const database = VARIANTS.has('postgres') ? await freshPostgres(`kafka_bench_${id.replaceAll('-', '')}`) : undefined;
     if (database !== undefined) {
       const postgres = await openStore({ dataDir: '', databaseUrl: database.url });
       cleanups.push(async () => {

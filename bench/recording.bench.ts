@@ -5,10 +5,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { newExecutionId } from '../src/evaluation/execution-id.ts';
 import { openStore, type SqlStore } from '../src/store/index.ts';
 import type { SerializedExecution } from '../src/store/types.ts';
+import { freshPostgres } from './lib/fresh-postgres.ts';
 
 const { values } = parseArgs({
   options: {
@@ -81,24 +81,14 @@ async function measure(record: (execution: SerializedExecution) => void, drain: 
 }
 
 async function postgresStore(): Promise<{ store: SqlStore; drop: () => Promise<void> } | undefined> {
-  const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const admin = new pg.Client({ connectionString: adminUrl });
-  try {
-    await admin.connect();
-  } catch {
-    return undefined;
-  }
-  const name = `recording_bench_${process.pid}`;
-  await admin.query(`create database ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const store = await openStore({ dataDir: '', databaseUrl: url.toString() });
+  const database = await freshPostgres(`recording_bench_${process.pid}`);
+  if (database === undefined) return undefined;
+  const store = await openStore({ dataDir: '', databaseUrl: database.url });
   return {
     store,
     drop: async () => {
       await store.close();
-      await admin.query(`drop database if exists ${name} with (force)`);
-      await admin.end();
+      await database.drop();
     },
   };
 }
