@@ -219,13 +219,10 @@ export class BatchBuffer {
 
   /** Closes the batch and compresses it on the thread pool, once: a batch whose insert failed is retried with the same bytes. */
   encode(): Promise<EncodedBatch> {
-    this.#encoded ??= compress(this.#closedJson(), COMPRESSION).then((records) => ({
-      records,
-      count: this.count,
-      minKey: this.#minKey,
-      maxKey: this.#maxKey,
-      newestAt: new Date(this.#newestMs).toISOString(),
-    }));
+    if (this.#encoded === undefined) {
+      const { json, ...row } = this.contents();
+      this.#encoded = compress(json, COMPRESSION).then((records) => ({ records, ...row }));
+    }
     return this.#encoded;
   }
 
