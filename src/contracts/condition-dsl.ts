@@ -1,5 +1,6 @@
 // The JSON condition DSL: the shape every transport accepts and schemas/condition-dsl.schema.json publishes.
 import { z } from 'zod';
+import { isStorableText, UNSTORABLE_TEXT } from './storable-text.ts';
 
 /** Operators, with the word aliases that mean the same as their symbols. */
 export const OPERATORS = [
@@ -98,11 +99,17 @@ export interface AccumulateNode {
 
 const fieldPath = z
   .string()
+  .refine(isStorableText, `field ${UNSTORABLE_TEXT}`)
   .min(1, 'field must be a non-empty path')
   .max(DSL_LIMITS.maxFieldLength, `field must be at most ${DSL_LIMITS.maxFieldLength} characters`)
   .describe('Dotted path into the fact, e.g. user.profile.age; a numeric segment indexes an array (items.0.sku).');
 
-const scalar = z.union([z.string().max(DSL_LIMITS.maxStringLength), z.number(), z.boolean(), z.null()]);
+const scalar = z.union([
+  z.string().max(DSL_LIMITS.maxStringLength).refine(isStorableText, `a string value ${UNSTORABLE_TEXT}`),
+  z.number(),
+  z.boolean(),
+  z.null(),
+]);
 const conditionValue = z.union([scalar, z.array(scalar).max(DSL_LIMITS.maxListSize)]);
 
 const comparison = z

@@ -16,6 +16,7 @@ import {
   valueProblem,
 } from '../contracts/condition-dsl.ts';
 import type { ValidationIssue, ValidationResult } from '../contracts/evaluation.ts';
+import { isStorableText } from '../contracts/storable-text.ts';
 import { regexProblem } from './regex-safety.ts';
 
 type PathSegment = string | number;
@@ -66,11 +67,11 @@ function hasExactKeys(node: NodeObject, keys: readonly string[]): boolean {
 }
 
 function isField(value: unknown): boolean {
-  return typeof value === 'string' && value.length >= 1 && value.length <= DSL_LIMITS.maxFieldLength;
+  return typeof value === 'string' && value.length >= 1 && value.length <= DSL_LIMITS.maxFieldLength && isStorableText(value);
 }
 
 function isScalarValue(value: unknown): boolean {
-  if (typeof value === 'string') return value.length <= DSL_LIMITS.maxStringLength;
+  if (typeof value === 'string') return value.length <= DSL_LIMITS.maxStringLength && isStorableText(value);
   if (typeof value === 'number') return Number.isFinite(value);
   return typeof value === 'boolean' || value === null;
 }

@@ -1,9 +1,12 @@
 // Recognizes database errors by SQLSTATE (pg and PGlite both expose it as `code`) and turns outages into UNAVAILABLE.
+import { UNSTORABLE_TEXT } from '../contracts/storable-text.ts';
 import { AppError } from '../errors.ts';
 
 const TRANSIENT_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
 // 40001 serialization failure, 40P01 deadlock, 55P03 lock not available: trying again can succeed.
 const TRANSIENT_SQLSTATES = new Set(['40001', '40P01', '55P03']);
+// 22021 character not in repertoire (U+0000 in text), 22P05 untranslatable character (U+0000 or a lone surrogate in jsonb).
+const UNSTORABLE_TEXT_SQLSTATES = new Set(['22021', '22P05']);
 // pg reports a dropped connection or a pool time-out without a code.
 const TRANSIENT_MESSAGES = [
   /connection terminated/i,
@@ -27,13 +30,25 @@ export function isTransientDatabaseError(error: unknown): boolean {
   });
 }
 
-/** Runs a database call, rethrowing an outage as AppError UNAVAILABLE (retryable) with the original as cause. */
+/** True when the database refused text in the request: the schemas refuse it first, this is the net behind them. */
+export function isUnstorableTextError(error: unknown): boolean {
+  return someLink(error, (link) => typeof link.code === 'string' && UNSTORABLE_TEXT_SQLSTATES.has(link.code));
+}
+
+/**
+ * Runs a database call, rethrowing an outage as AppError UNAVAILABLE (retryable) and text the database cannot hold as
+ * VALIDATION_ERROR, each with the original as cause.
+ */
 export async function withDatabase<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (!(error instanceof AppError) && isTransientDatabaseError(error)) {
-      throw new AppError('UNAVAILABLE', 'the database is unavailable', { cause: error });
+    if (error instanceof AppError) throw error;
+    if (isTransientDatabaseError(error)) throw new AppError('UNAVAILABLE', 'the database is unavailable', { cause: error });
+    if (isUnstorableTextError(error)) {
+      throw new AppError('VALIDATION_ERROR', `The request holds text the database cannot store: text ${UNSTORABLE_TEXT}.`, {
+        cause: error,
+      });
     }
     throw error;
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isRetryable } from '../../../src/errors.ts';
-import { isTransientDatabaseError, isUniqueViolation, withDatabase } from '../../../src/store/database-errors.ts';
+import { isTransientDatabaseError, isUniqueViolation, isUnstorableTextError, withDatabase } from '../../../src/store/database-errors.ts';
 
 const sqlError = (code: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(`sqlstate ${code}`), { code, ...extra });
 
@@ -31,5 +31,16 @@ describe('database error classification', () => {
     const syntax = sqlError('42601');
     await expect(withDatabase(() => Promise.reject(syntax))).rejects.toBe(syntax);
     await expect(withDatabase(async () => 5)).resolves.toBe(5);
+  });
+
+  it('turns text the database refused (U+0000, a lone surrogate) into VALIDATION_ERROR, not a 500', async () => {
+    for (const code of ['22021', '22P05']) {
+      const refused = sqlError(code);
+      expect(isUnstorableTextError(new Error('wrapped', { cause: refused })), code).toBe(true);
+      const wrapped = await withDatabase(() => Promise.reject(refused)).catch((error: unknown) => error);
+      expect(wrapped).toMatchObject({ code: 'VALIDATION_ERROR', status: 400, cause: refused });
+      expect((wrapped as Error).message).toMatch(/U\+0000/);
+    }
+    expect(isUnstorableTextError(sqlError('22P02'))).toBe(false);
   });
 });
