@@ -7,14 +7,13 @@ import { relocateIssues } from './dsl-errors.ts';
 
 /** A rule as it would be created: the fields POST /api/v1/rules accepts, the DSL checked separately. */
 const candidateRule = z.strictObject({
-  id: z.number().int().min(1).optional(),
   name: ruleFieldSchemas.name,
   domain: ruleFieldSchemas.domain.optional(),
   condition_dsl: z.custom<unknown>((value) => value !== undefined, { error: 'condition_dsl is required' }),
   action: ruleFieldSchemas.action,
-  priority: z.number().int().optional(),
+  priority: ruleFieldSchemas.priority.optional(),
   enabled: z.boolean().optional(),
-  description: z.string().max(2_000).nullable().optional(),
+  description: ruleFieldSchemas.description.nullable().optional(),
   tags: ruleFieldSchemas.tags.optional(),
 });
 

@@ -12,7 +12,7 @@ import { MemorySessionStore } from '../sessions/memory-session-store.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import type { Store } from '../store/types.ts';
 import { registerAuth } from './auth.ts';
-import { registerErrorHandling } from './error-handler.ts';
+import { frameworkErrorReplier, MAX_PARAM_LENGTH, registerErrorHandling } from './error-handler.ts';
 import { registerJsonBody } from './json-body.ts';
 import { registerOpenApi } from './openapi.ts';
 import { LazyRequestLogger } from './request-logger.ts';
@@ -26,6 +26,7 @@ import { ruleRoutes } from './routes/v1/rules.ts';
 import { rulesetRoutes } from './routes/v1/rulesets.ts';
 import { sessionRoutes } from './routes/v1/sessions.ts';
 import type { HttpServices, ReadinessCheck } from './services.ts';
+import { refuseUndeclaredInput } from './undeclared-input.ts';
 import { jsonSerializerCompiler, zodValidatorCompiler } from './zod-compilers.ts';
 
 export interface AppDependencies {
@@ -84,6 +85,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // Requests arriving during shutdown get our own 503 body below, not Fastify's.
     return503OnClosing: false,
     requestIdHeader: 'x-request-id',
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkErrorReplier(config.bodyLimit),
   });
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(jsonSerializerCompiler);
@@ -133,6 +136,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(healthRoutes, { services });
   await app.register(
     async (v1) => {
+      v1.addHook('onRoute', refuseUndeclaredInput);
       await v1.register(evaluationRoutes, { services });
       await v1.register(executionRoutes, { services });
       await v1.register(ruleRoutes, { services });

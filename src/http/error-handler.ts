@@ -1,5 +1,5 @@
 // One error handler: every failure leaves as {detail, error_code} with a registered code; 5xx internals stay in the log.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode, isRetryable } from '../errors.ts';
 
 export interface ErrorReply {
@@ -33,6 +33,10 @@ export function toErrorReply(error: unknown, bodyLimit: number): ErrorReply {
       return reply('VALIDATION_ERROR', 'The request body is empty; send a JSON object.');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return reply('VALIDATION_ERROR', 'The Content-Length header does not match the body.');
+    case 'FST_ERR_BAD_URL':
+      return reply('VALIDATION_ERROR', 'The request path is not valid percent-encoded UTF-8.');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return reply('VALIDATION_ERROR', `A path segment is longer than ${MAX_PARAM_LENGTH} characters.`);
   }
   // Fastify's own client errors carry a safe message and a 4xx status.
   if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
@@ -40,6 +44,17 @@ export function toErrorReply(error: unknown, bodyLimit: number): ErrorReply {
   }
   if (isRetryable(error)) return reply('UNAVAILABLE', 'A dependency is unavailable; try again later.');
   return reply('INTERNAL_ERROR', 'Internal server error.');
+}
+
+/** Longest path parameter routed (ids run to 200 characters); Fastify answers longer ones before any route or hook. */
+export const MAX_PARAM_LENGTH = 512;
+
+/** Fastify's `frameworkErrors` option: errors it meets before routing (a bad URL, an over-long parameter) in our shape. */
+export function frameworkErrorReplier(bodyLimit: number) {
+  return (error: unknown, _request: FastifyRequest, response: FastifyReply): void => {
+    const { status, body } = toErrorReply(error, bodyLimit);
+    response.code(status).type('application/json').send(body);
+  };
 }
 
 export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): void {

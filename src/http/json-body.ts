@@ -18,7 +18,8 @@ export function parseJsonBody(text: string): unknown {
   } catch (error) {
     throw new AppError('VALIDATION_ERROR', `The request body is not valid JSON: ${(error as Error).message}`);
   }
-  const suspiciousKeys = text.includes('__proto__') || text.includes('constructor');
+  // A key can be __proto__ or constructor only if the text spells it, literally or with \u escapes.
+  const suspiciousKeys = text.includes('__proto__') || text.includes('constructor') || text.includes('\\u');
   // Every level of nesting takes two brackets, so a body this short cannot be too deep and needs no walk.
   if (text.length <= 2 * MAX_BODY_DEPTH && !suspiciousKeys) return value;
   const problem = inspectJson(value, MAX_BODY_DEPTH, suspiciousKeys);
@@ -33,7 +34,7 @@ export function parseJsonBody(text: string): unknown {
 export function inspectJson(root: unknown, maxDepth: number, checkKeys: boolean): string | undefined {
   if (nestsDeeperThan(root, maxDepth)) return `The request body is nested deeper than ${maxDepth} levels.`;
   if (!checkKeys) return undefined;
-  // Only bodies whose text mentions __proto__ or constructor get here, so building paths costs the common case nothing.
+  // Only bodies whose text mentions __proto__, constructor or a \u escape get here: the common case builds no paths.
   const stack: { value: unknown; path: string }[] = [{ value: root, path: '' }];
   while (stack.length > 0) {
     const { value, path } = stack.pop()!;

@@ -5,7 +5,9 @@ import { components, MAX_ID, pageQueryFields, timestampField } from './common.ts
 const instant = (name: string) =>
   z.iso
     .datetime({ offset: true, error: `${name} must be an ISO 8601 date-time such as 2025-01-31T12:00:00Z` })
-    .transform((text) => new Date(text));
+    .transform((text) => new Date(text))
+    // The database has no year 0 (its years run 1 BC, AD 1): such an instant would fail there instead of here.
+    .refine((date) => date.getUTCFullYear() >= 1, `${name} must be in the year 1 or later`);
 
 export const auditQuery = z.strictObject({
   entity_type: z.enum(['rule', 'ruleset']).optional(),

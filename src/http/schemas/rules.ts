@@ -3,16 +3,14 @@ import { z } from 'zod';
 import { ruleFieldSchemas } from '../../contracts/rule.ts';
 import { components, conditionDslField, domainField, idField, pageQueryFields, queryBoolean, timestampField } from './common.ts';
 
-const INT32 = { min: -2_147_483_648, max: 2_147_483_647 } as const;
-
 const ruleFields = {
   name: ruleFieldSchemas.name.describe('Unique within its domain.'),
   domain: ruleFieldSchemas.domain.optional().describe('Default "default".'),
   condition_dsl: conditionDslField,
   action: ruleFieldSchemas.action.describe('Reported in actions when the rule fires.'),
-  priority: z.number().int().min(INT32.min).max(INT32.max).optional().describe('Higher fires first; default 0.'),
+  priority: ruleFieldSchemas.priority.optional().describe('Higher fires first; default 0.'),
   enabled: z.boolean().optional().describe('Disabled rules never fire; default true.'),
-  description: z.string().max(2_000).nullable().optional(),
+  description: ruleFieldSchemas.description.nullable().optional(),
   tags: ruleFieldSchemas.tags.optional().describe('Labels for filtering the list (?tag=).'),
 };
 
@@ -48,7 +46,7 @@ export const storedRuleSchema = z
 export const ruleListQuery = z.strictObject({
   domain: domainField.optional(),
   enabled: queryBoolean.optional().describe('true or false.'),
-  tag: z.string().min(1).max(64).optional().describe('Only rules carrying this tag.'),
+  tag: ruleFieldSchemas.tag.optional().describe('Only rules carrying this tag.'),
   ...pageQueryFields,
 });
 
@@ -66,7 +64,7 @@ export const rulesetBody = z
   .strictObject({
     name: ruleFieldSchemas.name.describe('Unique across rulesets.'),
     domain: ruleFieldSchemas.domain.describe('The domain whose rules the ruleset groups.'),
-    description: z.string().max(2_000).nullable().optional(),
+    description: ruleFieldSchemas.description.nullable().optional(),
   })
   .register(components, { id: 'RulesetRequest' });
 

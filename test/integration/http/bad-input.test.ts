@@ -28,8 +28,12 @@ describe.each(STORE_KINDS)('bad input over HTTP (%s)', (kind) => {
     await t.cleanup();
   });
 
-  const raw = (url: string, payload: string, contentType: string | undefined = 'application/json', method: 'POST' | 'PUT' = 'POST') =>
-    t.app.inject({ method, url, payload, headers: contentType === undefined ? {} : { 'content-type': contentType } });
+  const raw = (
+    url: string,
+    payload: string,
+    contentType: string | undefined = 'application/json',
+    method: 'POST' | 'PUT' | 'PATCH' = 'POST',
+  ) => t.app.inject({ method, url, payload, headers: contentType === undefined ? {} : { 'content-type': contentType } });
 
   const expectError = (response: { statusCode: number; json(): unknown }, status: number, code: string, detail?: string | RegExp) => {
     expect(response.statusCode).toBe(status);
@@ -106,6 +110,100 @@ describe.each(STORE_KINDS)('bad input over HTTP (%s)', (kind) => {
     );
     expectError(await raw('/api/v1/evaluate/bulk', '{"facts":[{"a":{"__proto__":null}}]}'), 400, 'VALIDATION_ERROR');
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('refuses __proto__ and constructor keys spelled with \\u escapes just the same', async () => {
+    expectError(
+      await raw('/api/v1/evaluate', '{"facts":{"\\u005f_proto__":{"amount":500}}}'),
+      400,
+      'VALIDATION_ERROR',
+      'The request body contains the forbidden key "__proto__" at facts.__proto__.',
+    );
+    expectError(await raw('/api/v1/evaluate/bulk', '{"facts":[{"construct\\u006fr":{"prototype":{"x":1}}}]}'), 400, 'VALIDATION_ERROR');
+    // An escape that spells nothing forbidden is still just text.
+    const plain = await raw('/api/v1/evaluate', '{"facts":{"caf\\u00e9":1}}');
+    expect(plain.statusCode).toBe(200);
+  });
+
+  it('refuses U+0000 and unpaired surrogates in everything the store keeps, with 400 naming the field', async () => {
+    const rule = (patch: string) =>
+      `{"name":"text","action":"x","condition_dsl":{"type":"condition","field":"a","op":"==","value":1}${patch}}`;
+    expectError(
+      await raw('/api/v1/rules', '{"name":"r\\u0000","action":"x","condition_dsl":{"type":"condition","field":"a","op":"==","value":1}}'),
+      400,
+      'VALIDATION_ERROR',
+      /^body\.name: name must not contain the character U\+0000/,
+    );
+    expectError(await raw('/api/v1/rules', rule(',"description":"\\ud800"')), 400, 'VALIDATION_ERROR', /^body\.description: /);
+    expectError(await raw('/api/v1/rules', rule(',"tags":["ok","a\\u0000"]')), 400, 'VALIDATION_ERROR', /^body\.tags\[1\]: /);
+    expectError(
+      await raw('/api/v1/rules', '{"name":"t","action":"x","condition_dsl":{"type":"condition","field":"a","op":"==","value":"\\udc00x"}}'),
+      400,
+      'DSL_ERROR',
+      /root\.value: a string value must not contain/,
+    );
+    expectError(
+      await raw(`/api/v1/rules/${ruleId}`, '{"description":"\\u0000"}', 'application/json', 'PATCH'),
+      400,
+      'VALIDATION_ERROR',
+      /^body\.description: /,
+    );
+    expectError(await raw('/api/v1/rulesets', '{"name":"rs\\u0000","domain":"payments"}'), 400, 'VALIDATION_ERROR', /^body\.name: /);
+    expectError(await json(t.app, 'GET', '/api/v1/rules?domain=a%00b'), 400, 'VALIDATION_ERROR', /^query\.domain: /);
+    expectError(await json(t.app, 'GET', '/api/v1/rules?tag=a%00b'), 400, 'VALIDATION_ERROR', /^query\.tag: /);
+    // validate gives the answer create would: not valid, at the value's path. A surrogate pair (an emoji) is fine.
+    const checked = await raw('/api/v1/validate', '{"condition_dsl":{"type":"condition","field":"a","op":"==","value":"\\u0000"}}');
+    expect(checked.json()).toMatchObject({ valid: false, errors: [{ path: 'root.value' }] });
+    const emoji = await raw('/api/v1/validate', '{"condition_dsl":{"type":"condition","field":"a","op":"==","value":"\\ud83d\\ude00"}}');
+    expect(emoji.json()).toEqual({ valid: true, errors: [] });
+  });
+
+  it('refuses an audit time range before the year 1 with 400', async () => {
+    expectError(await json(t.app, 'GET', '/api/v1/audit?since=0000-01-01T00:00:00Z'), 400, 'VALIDATION_ERROR', /^query\.since: /);
+    expectError(await json(t.app, 'GET', '/api/v1/audit?until=0000-06-01T00:00:00Z'), 400, 'VALIDATION_ERROR', /^query\.until: /);
+    expect((await json(t.app, 'GET', '/api/v1/audit?since=0001-01-01T00:00:00Z')).statusCode).toBe(200);
+  });
+
+  it('answers a malformed path or an over-long path segment in the error shape, and routes ids of 200 characters', async () => {
+    expectError(
+      await json(t.app, 'GET', '/api/v1/rules/%ZZ'),
+      400,
+      'VALIDATION_ERROR',
+      'The request path is not valid percent-encoded UTF-8.',
+    );
+    expectError(await json(t.app, 'GET', `/api/v1/sessions/${'a'.repeat(600)}`), 400, 'VALIDATION_ERROR', /^A path segment is longer than/);
+    const longId = `s-${'a'.repeat(198)}`;
+    expectError(await json(t.app, 'GET', `/api/v1/sessions/${longId}`), 404, 'SESSION_NOT_FOUND');
+    expectError(await json(t.app, 'DELETE', `/api/v1/sessions/${longId}/facts/${'f'.repeat(200)}`), 404, 'SESSION_NOT_FOUND');
+  });
+
+  it('refuses query parameters a route does not declare, and a body on a route that takes none', async () => {
+    expectError(await json(t.app, 'GET', `/api/v1/rules/${ruleId}?foo=bar`), 400, 'VALIDATION_ERROR', 'query: Unrecognized key: "foo"');
+    expectError(await json(t.app, 'GET', '/api/v1/audit/verify?foo=bar'), 400, 'VALIDATION_ERROR', /^query: /);
+    const before = t.store.executions.pendingCount();
+    expectError(await json(t.app, 'POST', '/api/v1/evaluate?dry_run=true', { facts: {} }), 400, 'VALIDATION_ERROR', /^query: .*"dry_run"/);
+    expect(t.store.executions.pendingCount()).toBe(before);
+    // The rule survives: a DELETE with a body is refused before it runs (afterAll checks the store is unchanged).
+    expectError(await json(t.app, 'DELETE', `/api/v1/rules/${ruleId}`, { soft: true }), 400, 'VALIDATION_ERROR', /takes no body/);
+    expect((await json(t.app, 'GET', `/api/v1/rules/${ruleId}`)).statusCode).toBe(200);
+    // Declared parameters still work, and a route without any answers a clean request.
+    expect((await json(t.app, 'GET', '/api/v1/rules?limit=1')).statusCode).toBe(200);
+    expect((await json(t.app, 'GET', '/api/v1/audit/verify')).statusCode).toBe(200);
+  });
+
+  it('validates a ruleset with exactly the fields and bounds of POST /api/v1/rules', async () => {
+    const dsl = { type: 'condition', field: 'a', op: '==', value: 1 };
+    const response = await json(t.app, 'POST', '/api/v1/validate', {
+      rules: [
+        { name: 'a', action: 'x', condition_dsl: dsl, id: 1 },
+        { name: 'b', action: 'x', condition_dsl: dsl, priority: 10_000_000_000 },
+      ],
+    });
+    expect(response.statusCode).toBe(200);
+    const result = response.json() as { valid: boolean; errors: { path: string; message: string }[] };
+    expect(result.valid).toBe(false);
+    expect(result.errors.map((e) => e.path).sort()).toEqual(['rules[0]', 'rules[1].priority']);
+    expect(result.errors.find((e) => e.path === 'rules[0]')?.message).toMatch(/Unrecognized key: "id"/);
   });
 
   it('accepts facts nested 64 levels deep and refuses 65', async () => {
