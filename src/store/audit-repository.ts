@@ -25,12 +25,12 @@ export function createAuditRepository(db: Kysely<Database>): AuditRepository {
         if (filter.action !== undefined) query = query.where('action', '=', filter.action);
         if (filter.since !== undefined) query = query.where('at', '>=', validDate(filter.since, 'since'));
         if (filter.until !== undefined) query = query.where('at', '<', validDate(filter.until, 'until'));
-        if (filter.cursor !== undefined) query = query.where('id', '<', decodeCursor(filter.cursor));
+        if (filter.cursor !== undefined) query = query.where('id', '<', decodeCursor('audit', filter.cursor));
         const rows = await query
           .orderBy('id', 'desc')
           .limit(limit + 1)
           .execute();
-        return toPage(rows.map(toAuditEntry), limit, (entry) => entry.id);
+        return toPage('audit', rows.map(toAuditEntry), limit, (entry) => entry.id);
       }),
 
     verify: () =>

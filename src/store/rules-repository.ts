@@ -64,12 +64,12 @@ export function createRulesRepository(db: Kysely<Database>): RulesRepository {
         if (filter.enabled !== undefined) query = query.where('enabled', '=', filter.enabled);
         // jsonb containment: the rule's tags array holds this tag (served by the GIN index).
         if (filter.tag !== undefined) query = query.where(sql<boolean>`tags @> ${JSON.stringify([filter.tag])}::text::jsonb`);
-        if (filter.cursor !== undefined) query = query.where('id', '>', Math.min(decodeCursor(filter.cursor), MAX_ROW_ID));
+        if (filter.cursor !== undefined) query = query.where('id', '>', Math.min(decodeCursor('rules', filter.cursor), MAX_ROW_ID));
         const rows = await query
           .orderBy('id', 'asc')
           .limit(limit + 1)
           .execute();
-        return toPage(rows.map(toStoredRule), limit, (rule) => rule.id);
+        return toPage('rules', rows.map(toStoredRule), limit, (rule) => rule.id);
       }),
 
     all: () =>

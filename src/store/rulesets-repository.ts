@@ -43,12 +43,12 @@ export function createRulesetsRepository(db: Kysely<Database>): RulesetsReposito
       withDatabase(async () => {
         const limit = pageLimit(filter.limit);
         let query = db.selectFrom('rulesets').selectAll();
-        if (filter.cursor !== undefined) query = query.where('id', '>', Math.min(decodeCursor(filter.cursor), MAX_ROW_ID));
+        if (filter.cursor !== undefined) query = query.where('id', '>', Math.min(decodeCursor('rulesets', filter.cursor), MAX_ROW_ID));
         const rows = await query
           .orderBy('id', 'asc')
           .limit(limit + 1)
           .execute();
-        return toPage(rows.map(toRuleset), limit, (ruleset) => ruleset.id);
+        return toPage('rulesets', rows.map(toRuleset), limit, (ruleset) => ruleset.id);
       }),
   };
 }

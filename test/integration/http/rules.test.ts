@@ -160,6 +160,18 @@ describe.each(STORE_KINDS)('rules, rulesets and audit over HTTP (%s)', (kind) =>
     expect((await walkPages(t, `/api/v1/rules?domain=${domain}&enabled=true&tag=odd&limit=1`)).pages).toEqual([[ids[1]], [ids[3]]]);
     const exact = await json(t.app, 'GET', `/api/v1/rules?domain=${domain}&limit=5`);
     expect(exact.headers.link).toBeUndefined();
+
+    // A cursor pages only the list that issued it, and one written by hand pages nothing.
+    const cursor = new URL(all.links[0]!.slice(1, all.links[0]!.indexOf('>')), 'http://x').searchParams.get('cursor');
+    for (const url of [
+      `/api/v1/audit?cursor=${cursor}`,
+      `/api/v1/rulesets?cursor=${cursor}`,
+      '/api/v1/rules?cursor=OTk5OTk5OTk5OTk5OTk5',
+    ]) {
+      const response = await json(t.app, 'GET', url);
+      expect(response.statusCode, url).toBe(400);
+      expect(response.json().detail, url).toMatch(/cursor is malformed/);
+    }
   });
 
   it('rejects bad listing parameters with 400', async () => {

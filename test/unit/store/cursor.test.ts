@@ -4,21 +4,28 @@ import { decodeCursor, encodeCursor, MAX_PAGE_LIMIT, pageLimit, toPage } from '.
 describe('cursors', () => {
   it('round-trips an id through an opaque base64url string', () => {
     for (const id of [1, 42, 2_147_483_647, 999_999_999_999_999]) {
-      const cursor = encodeCursor(id);
+      const cursor = encodeCursor('rules', id);
       expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
-      expect(decodeCursor(cursor)).toBe(id);
+      expect(decodeCursor('rules', cursor)).toBe(id);
     }
   });
 
   it('rejects anything it did not issue with VALIDATION_ERROR', () => {
-    const bad = ['', 'not a cursor', '!!!', `${encodeCursor(12)}=`, encodeCursor(0), Buffer.from('-1').toString('base64url')];
+    const typed = (text: string) => Buffer.from(text).toString('base64url');
+    const bad = ['', 'not a cursor', '!!!', `${encodeCursor('rules', 12)}=`, encodeCursor('rules', 0), typed('-1'), typed('12')];
     bad.push(
-      Buffer.from('007').toString('base64url'),
-      Buffer.from('1e3').toString('base64url'),
-      Buffer.from('1234567890123456').toString('base64url'),
+      typed('rules:007:x'),
+      typed('rules:1e3:x'),
+      typed('rules:1234567890123456:x'),
+      // Another list's cursor, and one typed by hand without the check.
+      encodeCursor('audit', 12),
+      encodeCursor('rulesets', 12),
+      typed('rules:12'),
+      typed('rules:12:AAAAAAAA'),
+      `${encodeCursor('rules', 12)}:x`,
     );
     for (const cursor of bad) {
-      expect(() => decodeCursor(cursor), cursor).toThrow(
+      expect(() => decodeCursor('rules', cursor), cursor).toThrow(
         expect.objectContaining({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/cursor is malformed/) }),
       );
     }
@@ -34,8 +41,8 @@ describe('cursors', () => {
 
   it('cuts the extra row and points the cursor at the last item kept', () => {
     const rows = [{ id: 3 }, { id: 5 }, { id: 8 }];
-    expect(toPage(rows, 2, (row) => row.id)).toEqual({ items: [{ id: 3 }, { id: 5 }], next_cursor: encodeCursor(5) });
-    expect(toPage(rows, 3, (row) => row.id)).toEqual({ items: rows, next_cursor: null });
-    expect(toPage([], 3, (row: { id: number }) => row.id)).toEqual({ items: [], next_cursor: null });
+    expect(toPage('audit', rows, 2, (row) => row.id)).toEqual({ items: [{ id: 3 }, { id: 5 }], next_cursor: encodeCursor('audit', 5) });
+    expect(toPage('audit', rows, 3, (row) => row.id)).toEqual({ items: rows, next_cursor: null });
+    expect(toPage('audit', [], 3, (row: { id: number }) => row.id)).toEqual({ items: [], next_cursor: null });
   });
 });
