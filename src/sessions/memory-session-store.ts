@@ -80,8 +80,8 @@ export class MemorySessionStore implements SessionStore {
     checkId('session id', id);
     const session = this.#live(id);
     if (!session) return undefined;
-    const facts: Record<string, unknown> = {};
-    for (const [factId, fact] of session.memory.facts) facts[factId] = JSON.parse(fact.json);
+    // fromEntries defines own properties, so a fact id such as `__proto__` is a fact like any other.
+    const facts = Object.fromEntries(Array.from(session.memory.facts, ([factId, fact]) => [factId, JSON.parse(fact.json)]));
     return {
       ...info(session),
       facts,

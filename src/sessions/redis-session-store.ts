@@ -185,8 +185,8 @@ export class RedisSessionStore implements SessionStore {
     const meta = replyValue(replies?.[0]);
     const facts = replyValue(replies?.[1]);
     if (!isStringRecord(meta) || !isStringRecord(facts) || meta.ruleset_id === undefined) return undefined;
-    const parsedFacts: Record<string, unknown> = {};
-    for (const [factId, json] of Object.entries(facts)) parsedFacts[factId] = JSON.parse(json);
+    // fromEntries defines own properties, so a fact id such as `__proto__` is a fact like any other.
+    const parsedFacts = Object.fromEntries(Object.entries(facts).map(([factId, json]) => [factId, JSON.parse(json)]));
     return {
       id,
       rulesetId: meta.ruleset_id,

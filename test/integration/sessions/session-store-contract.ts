@@ -105,6 +105,24 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
       expect(session?.version).toBe(2);
     });
 
+    it('keeps fact ids named like Object.prototype members as ordinary facts', async () => {
+      const id = await created();
+      const base = { specs: SPECS, now: T0, maxFacts: 100, fire: none, eventTimeMs: T0 };
+      for (const [factId, amount] of [
+        ['__proto__', 7],
+        ['constructor', 8],
+        ['toString', 9],
+      ] as const) {
+        await store.addFact(id, { ...base, factId, fact: { amount }, contributions: spend(amount) });
+      }
+      const session = await store.get(id);
+      expect(session?.factCount).toBe(3);
+      expect(Object.keys(session?.facts ?? {}).sort()).toEqual(['__proto__', 'constructor', 'toString']);
+      expect(Object.hasOwn(session?.facts ?? {}, '__proto__')).toBe(true);
+      expect(Object.getOwnPropertyDescriptor(session?.facts ?? {}, '__proto__')?.value).toEqual({ amount: 7 });
+      expect(Object.getPrototypeOf(session?.facts)).toBe(Object.prototype);
+    });
+
     it('reports null avg, min and max and zero count and sum for an empty session', async () => {
       const id = await created();
       const result = await store.retractFact(id, 'missing', { specs: SPECS, now: T0, fire: none });
