@@ -1,8 +1,10 @@
 // Redis failures become AppError at the store edge: connection trouble is UNAVAILABLE (retryable), the rest INTERNAL_ERROR.
 import { AppError } from '../errors.ts';
 
-// Server replies that mean "busy or failing over", not "your command is wrong".
-const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|READONLY|TRYAGAIN|CLUSTERDOWN|OOM|NOREPLICAS)\b/;
+// Server replies that mean "busy, failing over, refusing writes or connections for now", not "your command is wrong":
+// they pass once the server (or its operator) recovers, so the Kafka side retries them instead of dead-lettering.
+const TRANSIENT_REPLY =
+  /^(LOADING|BUSY|MASTERDOWN|READONLY|TRYAGAIN|CLUSTERDOWN|OOM|NOREPLICAS|MISCONF|NOAUTH|WRONGPASS|NOPERM)\b|^ERR max number of clients reached/;
 
 export function toSessionStoreError(error: unknown): AppError {
   if (error instanceof AppError) return error;

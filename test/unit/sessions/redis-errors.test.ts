@@ -18,7 +18,15 @@ describe('toSessionStoreError', () => {
   });
 
   it('maps busy or failing-over server replies to UNAVAILABLE', () => {
-    for (const message of ['LOADING Redis is loading', 'BUSY script running', 'READONLY replica', 'OOM command not allowed', 'TRYAGAIN']) {
+    const replies = ['LOADING Redis is loading', 'BUSY script running', 'READONLY replica', 'OOM command not allowed', 'TRYAGAIN'];
+    // Refusals an operator clears (a full disk, the client limit, credentials or ACLs): retried, never dead-lettered.
+    replies.push(
+      'MISCONF Redis is configured to save RDB snapshots',
+      'ERR max number of clients reached',
+      'NOAUTH Authentication required.',
+    );
+    replies.push('WRONGPASS invalid username-password pair', "NOPERM this user has no permissions to run the 'evalsha' command");
+    for (const message of replies) {
       expect(toSessionStoreError(replyError(message)).code).toBe('UNAVAILABLE');
     }
   });
