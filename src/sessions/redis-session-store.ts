@@ -103,7 +103,9 @@ interface CachedSession {
 export function sessionRedisOptions(connectTimeoutMs: number): RedisOptions {
   return {
     enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
+    // Commands on the wire fail when the connection drops, never sent again: a write whose reply was lost may have been
+    // applied, and sent again it would be answered as another's (a retraction as absent, a create as taken).
+    maxRetriesPerRequest: 0,
     connectTimeout: connectTimeoutMs,
     retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
   };
@@ -171,7 +173,7 @@ export class RedisSessionStore implements SessionStore {
     const keys = sessionKeys(this.#prefix, input.id);
     const created = await this.#run(
       'sessionCreate',
-      [keys.meta, keys.log],
+      [keys.meta, keys.log, keys.facts, keys.contributions, keys.changes],
       [input.rulesetId, String(input.now), String(input.now + ttlMs), String(ttlMs), this.#nextStamp()],
     );
     if (created !== 1) throw sessionExists(input.id);
@@ -517,8 +519,9 @@ export class RedisSessionStore implements SessionStore {
     for (let i = 5; i + 2 < reply.length; i += 3) {
       const factId = reply[i] as string;
       const json = reply[i + 1] ?? '';
-      if (json === '') memory.retract(factId, specs, watermark);
-      else memory.add(factId, storedFact(json, reply[i + 2] || undefined), specs, watermark, Number.POSITIVE_INFINITY);
+      // Redis's record replaces the copy's even for the same JSON: the copy may have worked it out at another event time.
+      memory.retract(factId, specs, watermark);
+      if (json !== '') memory.add(factId, storedFact(json, reply[i + 2] || undefined), specs, watermark, Number.POSITIVE_INFINITY);
     }
     memory.version = Number(reply[2]);
     session.stamp = reply[1] ?? '';

@@ -1,7 +1,9 @@
 // Redis down: every operation answers UNAVAILABLE (retryable) and the store recovers by itself when Redis returns.
+
 import type { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AppError, isRetryable } from '../../../src/errors.ts';
 import { openRedisSessionStore } from '../../../src/sessions/redis-session-store.ts';
@@ -32,6 +34,43 @@ async function eventually(check: () => Promise<boolean>): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('condition never became true');
+}
+
+/** A TCP proxy to Redis that, once armed, lets the next reply go unanswered by closing both connections instead. */
+async function replyDroppingProxy(redisUrl: string): Promise<{ url: string; dropNextReply(): void; close(): void }> {
+  const target = new URL(redisUrl);
+  let drop = false;
+  const sockets = new Set<Socket>();
+  const proxy = createServer((client) => {
+    const server = connect(Number(target.port || 6379), target.hostname);
+    for (const socket of [client, server]) {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('close', () => sockets.delete(socket));
+    }
+    client.on('data', (data) => server.write(data));
+    server.on('data', (data) => {
+      if (!drop) return void client.write(data);
+      drop = false;
+      client.destroy();
+      server.destroy();
+    });
+    client.on('close', () => server.destroy());
+    server.on('close', () => client.destroy());
+  });
+  proxy.listen(0, '127.0.0.1');
+  await once(proxy, 'listening');
+  const address = proxy.address() as AddressInfo;
+  return {
+    url: `redis://127.0.0.1:${address.port}`,
+    dropNextReply: () => {
+      drop = true;
+    },
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      proxy.close();
+    },
+  };
 }
 
 describe('Redis session store when Redis is away', () => {
@@ -110,6 +149,42 @@ describe('Redis session store when Redis is away', () => {
       expect(added).toMatchObject({ factCount: 1, aggregates: { n: 1 } });
     } finally {
       await store.close();
+    }
+  });
+
+  it('fails a write whose reply a dropped connection lost as UNAVAILABLE, never answering it as if another had written', async () => {
+    const proxy = await replyDroppingProxy(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    const store = await openRedisSessionStore({ url: proxy.url, keyPrefix: `test:${randomUUID()}:`, connectTimeoutMs: 2_000 });
+    const specs = [{ id: 'n', fn: 'count' as const }];
+    const fire = (aggregates: Record<string, number | null>) => ((aggregates.n ?? 0) >= 1 ? [7] : []);
+    try {
+      await store.create({ id: 's', rulesetId: 'rs-1', ttlSeconds: 60, now: T0 });
+      const fact = {
+        factId: 'x',
+        fact: { a: 1 },
+        eventTimeMs: T0,
+        contributions: [{ accumulatorId: 'n', value: 1 }],
+        specs,
+        maxFacts: 10,
+        fire,
+      };
+      expect((await store.addFact('s', { ...fact, now: T0 }))?.change).toEqual({ activated: [7], deactivated: [] });
+      proxy.dropNextReply();
+      const lost = await errorOf(store.retractFact('s', 'x', { specs, now: T0 + 1, fire }));
+      expect(lost).toBeInstanceOf(AppError);
+      expect((lost as AppError).code).toBe('UNAVAILABLE');
+      // Redis applied it: once the store is connected again, the session says so, and the retraction is not redone.
+      await eventually(() => store.ping());
+      expect(await store.get('s')).toMatchObject({ factCount: 0, version: 2, firedRules: [] });
+      proxy.dropNextReply();
+      const created = await errorOf(store.create({ id: 's2', rulesetId: 'rs-1', ttlSeconds: 60, now: T0 }));
+      expect((created as AppError).code).toBe('UNAVAILABLE');
+      await eventually(() => store.ping());
+      await store.delete('s');
+      await store.delete('s2');
+    } finally {
+      await store.close();
+      proxy.close();
     }
   });
 });

@@ -196,8 +196,10 @@ describe('Redis session store across instances', () => {
   let store: RedisSessionStore;
   let other: RedisSessionStore;
   let small: RedisSessionStore;
-  const sharedPrefix = storeUnderOwnPrefix((opened) => {
+  let admin: Redis;
+  const sharedPrefix = storeUnderOwnPrefix((opened, connection) => {
     store = opened;
+    admin = connection;
   });
   beforeAll(async () => {
     other = await openRedisSessionStore({ url, keyPrefix: sharedPrefix });
@@ -393,6 +395,30 @@ describe('Redis session store across instances', () => {
     } finally {
       await corked.close();
     }
+  });
+
+  it("takes Redis's record of a fact another instance stored, even when its copy worked out the same JSON at another time", async () => {
+    const id = `s-${randomUUID()}`;
+    await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
+    await add(store, id, 'seed', 1, T);
+    await add(other, id, 'x', 1, T + 1_000);
+    // The same fact again through store (a redelivery): its copy is behind, catches up and finds a duplicate.
+    expect((await add(store, id, 'x', 1, T + 5_000))?.duplicate).toBe(true);
+    // Redis holds x at T + 1 s, so the 10 s windows have left it (and seed) behind at T + 11.5 s.
+    const later = await add(store, id, 'y', 1, T + 11_500);
+    expect(later?.aggregates).toMatchObject({ n: 1, hi: 1 });
+    expect(later?.aggregates).toEqual((await add(other, id, 'y', 1, T + 11_500))?.aggregates);
+  });
+
+  it('starts a session created again under an id whose meta alone was lost (evicted) with none of the old facts', async () => {
+    const id = `s-${randomUUID()}`;
+    await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
+    await add(store, id, 'old-1', 3, T);
+    await add(store, id, 'old-2', 4, T);
+    await admin.del(sessionKeys(sharedPrefix, id).meta);
+    await other.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
+    expect(await other.get(id)).toMatchObject({ factCount: 0, facts: {}, version: 0 });
+    expect(await add(other, id, 'new', 5, T)).toMatchObject({ factCount: 1, aggregates: { n: 1, s: 5 } });
   });
 
   it('never takes a copy of a deleted session for a new one under the same id', async () => {
