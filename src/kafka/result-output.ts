@@ -28,11 +28,61 @@ export interface OutputTopics {
   dlqTopic: string;
 }
 
-export function topicMessages(topics: OutputTopics, delivery: Delivery): TopicMessages[] {
-  const batches: TopicMessages[] = [];
-  if (delivery.results.length > 0) batches.push({ topic: topics.resultsTopic, messages: delivery.results });
-  if (delivery.deadLetters.length > 0) batches.push({ topic: topics.dlqTopic, messages: delivery.deadLetters });
-  return batches;
+/**
+ * Most record bytes (keys, values, headers) one produce request carries. kafkajs sends a request's records for one
+ * partition as one record batch, and the broker refuses a batch over max.message.bytes (1 MiB by default) for good: a
+ * run of dead letters, which all keep their input's key and so its partition, would otherwise stop its partition.
+ */
+export const MAX_REQUEST_BYTES = 512 * 1024;
+
+/** Per record beyond its key, value and headers (lengths, offsets, timestamps), counted generously. */
+const RECORD_OVERHEAD_BYTES = 64;
+
+/**
+ * The delivery's records as produce requests of at most MAX_REQUEST_BYTES each (a record larger than that goes alone),
+ * in order, to be sent one after the other: usually one request.
+ */
+export function produceRequests(topics: OutputTopics, delivery: Delivery): TopicMessages[][] {
+  const requests: TopicMessages[][] = [];
+  let request: TopicMessages[] = [];
+  let bytes = 0;
+  const append = (topic: string, messages: Message[]) => {
+    let current: TopicMessages | undefined;
+    for (const message of messages) {
+      const size = recordBytes(message);
+      if (bytes > 0 && bytes + size > MAX_REQUEST_BYTES) {
+        requests.push(request);
+        request = [];
+        bytes = 0;
+        current = undefined;
+      }
+      if (current === undefined) {
+        current = { topic, messages: [] };
+        request.push(current);
+      }
+      current.messages.push(message);
+      bytes += size;
+    }
+  };
+  append(topics.resultsTopic, delivery.results);
+  append(topics.dlqTopic, delivery.deadLetters);
+  if (request.length > 0) requests.push(request);
+  return requests;
+}
+
+function recordBytes(message: Message): number {
+  let bytes = RECORD_OVERHEAD_BYTES + byteLength(message.key) + byteLength(message.value);
+  for (const name in message.headers) {
+    bytes += Buffer.byteLength(name);
+    const value = message.headers[name];
+    for (const item of Array.isArray(value) ? value : [value]) bytes += byteLength(item);
+  }
+  return bytes;
+}
+
+function byteLength(value: string | Buffer | null | undefined): number {
+  if (value === null || value === undefined) return 0;
+  return typeof value === 'string' ? Buffer.byteLength(value) : value.length;
 }
 
 /**
@@ -50,8 +100,8 @@ export function orderedProducer(kafka: Kafka, transactionalId?: string): Produce
 }
 
 /**
- * At-least-once: results and dead letters go out in one batched produce (acks=all); only after the broker acknowledges
- * them is the input offset committed. A crash in between replays the run, so nothing is lost and duplicates are possible.
+ * At-least-once: results and dead letters go out in batched produce requests (acks=all, usually one); only after the
+ * broker acknowledges them is the input offset committed. A crash in between replays the run, so nothing is lost and duplicates are possible.
  */
 export class AtLeastOnceOutput implements ResultOutput {
   readonly mode = 'at-least-once';
@@ -70,8 +120,8 @@ export class AtLeastOnceOutput implements ResultOutput {
   }
 
   async deliver(delivery: Delivery, commit: CommitPosition): Promise<void> {
-    const batches = topicMessages(this.#topics, delivery);
-    if (batches.length > 0) await this.#producer.sendBatch({ topicMessages: batches, acks: -1 });
+    // One request at a time: with one in flight and idempotence, records keep their order across requests too.
+    for (const request of produceRequests(this.#topics, delivery)) await this.#producer.sendBatch({ topicMessages: request, acks: -1 });
     await commit(delivery.topic, delivery.partition, delivery.nextOffset);
   }
 

@@ -5,8 +5,8 @@ import {
   type Delivery,
   type OutputTopics,
   orderedProducer,
+  produceRequests,
   type ResultOutput,
-  topicMessages,
 } from './result-output.ts';
 
 /**
@@ -41,8 +41,7 @@ export class TransactionalOutput implements ResultOutput {
     const producer = await this.#producer(id);
     const transaction = await producer.transaction();
     try {
-      const batches = topicMessages(this.#topics, delivery);
-      if (batches.length > 0) await transaction.sendBatch({ topicMessages: batches, acks: -1 });
+      for (const request of produceRequests(this.#topics, delivery)) await transaction.sendBatch({ topicMessages: request, acks: -1 });
       await transaction.sendOffsets({
         consumerGroupId: this.#groupId,
         topics: [{ topic: delivery.topic, partitions: [{ partition: delivery.partition, offset: delivery.nextOffset }] }],

@@ -196,3 +196,36 @@ describe('Kafka pipeline: a result too large to publish', () => {
     expect(await eventually(async () => (await service.pipeline.lag()) === 0, 30_000)).toBe(true);
   });
 });
+
+describe('Kafka pipeline: a run of dead letters larger than the broker takes in one record batch', () => {
+  const topics = uniqueTopics('dlq-run');
+  let kafka: Kafka;
+  let admin: Admin;
+  let service: InProcessService;
+  let received: Received[];
+  // 2,000 poison messages of ~900 bytes on one key: runs of up to 1,000, each ~1.2 MB once dead-lettered with their
+  // headers, over the broker's default max.message.bytes (1 MiB) for one partition's batch.
+  const COUNT = 2_000;
+
+  beforeAll(async () => {
+    kafka = testKafka();
+    admin = kafka.admin();
+    await admin.connect();
+    service = await startInProcessService(kafkaConfig(topics), { changelogTopic: topics.changelog });
+    const inputs = Array.from({ length: COUNT }, (_, index) => ({
+      key: 'one-key',
+      value: `{"facts": {"n": ${index}, "pad": "${'x'.repeat(880)}`,
+    }));
+    await produce(kafka, topics.facts, inputs);
+    received = await collect(kafka, [topics.dlq], (all) => distinctAnswers(all) >= COUNT, { groupPrefix: topics.group, settleMs: 500 });
+  });
+
+  afterAll(() => stopKafkaTest(service, admin, topics));
+
+  it('dead-letters every one of them, in order, and moves on', async () => {
+    expectAnsweredAtLeastOnce(received, COUNT, mayHaveReplayed(service.pipeline.state()));
+    const offsets = firstAnswers(received).map((message) => Number(message.headers.source_offset));
+    expect(offsets).toEqual(Array.from({ length: COUNT }, (_, index) => index));
+    expect(await eventually(async () => (await service.pipeline.lag()) === 0, 30_000)).toBe(true);
+  });
+});

@@ -1,0 +1,46 @@
+import type { Message } from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+import { type Delivery, MAX_REQUEST_BYTES, produceRequests } from '../../../src/kafka/result-output.ts';
+
+const topics = { resultsTopic: 'results', dlqTopic: 'dlq' };
+
+function delivery(results: Message[], deadLetters: Message[]): Delivery {
+  return { topic: 'facts', partition: 0, results, deadLetters, nextOffset: '1' };
+}
+
+const record = (index: number, bytes: number): Message => ({
+  key: 'k',
+  value: Buffer.alloc(bytes, 120),
+  headers: { error_code: 'VALIDATION_ERROR', source_offset: String(index) },
+});
+
+const sizeOf = (messages: Message[]) =>
+  messages.reduce((sum, m) => sum + (m.value as Buffer).length + 1 + 'error_code'.length + 'VALIDATION_ERROR'.length + 20, 0);
+
+describe('produceRequests', () => {
+  it('sends a usual run as one request with both topics', () => {
+    const requests = produceRequests(topics, delivery([record(0, 100), record(1, 100)], [record(2, 100)]));
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.map((batch) => [batch.topic, batch.messages.length])).toEqual([
+      ['results', 2],
+      ['dlq', 1],
+    ]);
+    expect(produceRequests(topics, delivery([], []))).toEqual([]);
+  });
+
+  it('splits a run whose records outgrow one request, keeping every record once and in order', () => {
+    const deadLetters = Array.from({ length: 1_000 }, (_, index) => record(index, 1_200));
+    const requests = produceRequests(topics, delivery([record(-1, 50)], deadLetters));
+    expect(requests.length).toBeGreaterThan(2);
+    for (const request of requests) expect(sizeOf(request.flatMap((batch) => batch.messages))).toBeLessThanOrEqual(MAX_REQUEST_BYTES);
+    const sent = requests.flatMap((request) =>
+      request.flatMap((batch) => batch.messages.map((m) => [batch.topic, m.headers?.source_offset])),
+    );
+    expect(sent).toEqual([['results', '-1'], ...deadLetters.map((m) => ['dlq', m.headers?.source_offset])]);
+  });
+
+  it('sends a record larger than a request alone', () => {
+    const requests = produceRequests(topics, delivery([record(0, 10), record(1, MAX_REQUEST_BYTES + 1), record(2, 10)], []));
+    expect(requests.map((request) => request[0]!.messages.map((m) => m.headers?.source_offset))).toEqual([['0'], ['1'], ['2']]);
+  });
+});
