@@ -41,6 +41,8 @@ export interface FactConsumerOptions {
 }
 
 const BACKLOG_POLL_MS = 100;
+/** Heartbeats while a run is processed and delivered (kafkajs sends at most one per heartbeatInterval). */
+const HEARTBEAT_TICK_MS = 1_000;
 
 // kafkajs rejoins the group itself when these reach it.
 const REBALANCE_ERRORS = new Set(['REBALANCE_IN_PROGRESS', 'NOT_COORDINATOR_FOR_GROUP', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID']);
@@ -119,41 +121,54 @@ export class FactConsumer {
   }
 
   async #handleBatch(payload: EachBatchPayload): Promise<void> {
-    const { batch, resolveOffset, heartbeat } = payload;
-    const { topic, partition } = batch;
+    const { batch, heartbeat } = payload;
     for (const run of runsOf(batch.messages, this.#options.maxRunSize)) {
       if (!(await this.#storeCaughtUp(payload))) return;
-      const processed = await this.#options.processor.process(topic, partition, run);
-      if (processed.lastHandledOffset !== undefined) {
-        const nextOffset = (BigInt(processed.lastHandledOffset) + 1n).toString();
-        try {
-          await this.#options.output.deliver(
-            { topic, partition, results: processed.results, deadLetters: processed.deadLetters, nextOffset },
-            (commitTopic, commitPartition, offset) =>
-              payload.commitOffsetsIfNecessary({ topics: [{ topic: commitTopic, partitions: [{ partition: commitPartition, offset }] }] }),
-          );
-        } catch (error) {
-          if (isRebalanceError(error)) throw error;
-          this.#backOff(payload, partition, 'delivery failed', error, (this.#failures.get(partition) ?? 0) + 1);
-          return;
-        }
-        this.#failures.delete(partition);
-        this.#options.processor.delivered(topic, partition, processed.lastHandledOffset);
-        // The fetch position moves past the run only once it is delivered; unresolved messages are fetched again.
-        resolveOffset(processed.lastHandledOffset);
-      }
-      await heartbeat();
-      if (processed.retry !== undefined) {
-        this.#backOff(
-          payload,
-          partition,
-          `message at offset ${processed.retry.offset} failed transiently`,
-          processed.retry.reason,
-          processed.retry.attempt,
-        );
-        return;
+      // A run slower than the session timeout (a stalled store, a slow broker) must not cost the group membership.
+      const ticker = setInterval(() => heartbeat().catch(() => undefined), HEARTBEAT_TICK_MS);
+      try {
+        if (!(await this.#runOnce(payload, run))) return;
+      } finally {
+        clearInterval(ticker);
       }
     }
+  }
+
+  /** Processes and delivers one run; false when the partition backs off and the rest of the batch waits. */
+  async #runOnce(payload: EachBatchPayload, run: EachBatchPayload['batch']['messages']): Promise<boolean> {
+    const { batch, resolveOffset, heartbeat } = payload;
+    const { topic, partition } = batch;
+    const processed = await this.#options.processor.process(topic, partition, run);
+    if (processed.lastHandledOffset !== undefined) {
+      const nextOffset = (BigInt(processed.lastHandledOffset) + 1n).toString();
+      try {
+        await this.#options.output.deliver(
+          { topic, partition, results: processed.results, deadLetters: processed.deadLetters, nextOffset },
+          (commitTopic, commitPartition, offset) =>
+            payload.commitOffsetsIfNecessary({ topics: [{ topic: commitTopic, partitions: [{ partition: commitPartition, offset }] }] }),
+        );
+      } catch (error) {
+        if (isRebalanceError(error)) throw error;
+        this.#backOff(payload, partition, 'delivery failed', error, (this.#failures.get(partition) ?? 0) + 1);
+        return false;
+      }
+      this.#failures.delete(partition);
+      this.#options.processor.delivered(topic, partition, processed.lastHandledOffset);
+      // The fetch position moves past the run only once it is delivered; unresolved messages are fetched again.
+      resolveOffset(processed.lastHandledOffset);
+    }
+    await heartbeat();
+    if (processed.retry !== undefined) {
+      this.#backOff(
+        payload,
+        partition,
+        `message at offset ${processed.retry.offset} failed transiently`,
+        processed.retry.reason,
+        processed.retry.attempt,
+      );
+      return false;
+    }
+    return true;
   }
 
   /** Waits while the execution store is behind; false when the consumer stops or the batch goes stale meanwhile. */

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionResultMessage } from '../../../src/contracts/kafka-messages.ts';
 import { ServiceMetrics } from '../../../src/evaluation/service-metrics.ts';
 import { openRedisSessionStore, type RedisSessionStore } from '../../../src/sessions/redis-session-store.ts';
+import { type RedisProxy, startRedisProxy } from '../../helpers/redis-proxy.ts';
 import { killRedisServer, startRedisServer } from '../../helpers/redis-server.ts';
 import { useStackResources } from '../../helpers/stack.ts';
 import {
@@ -556,4 +557,45 @@ describe('Kafka sessions: Redis outage', () => {
   });
 
   itAnswersEachInputOnce(() => harness);
+});
+
+describe('Kafka sessions: a run slower than the consumer session timeout', () => {
+  let harness: Harness;
+  let proxy: RedisProxy;
+  // One session written 800 times in a row, each round trip held back 15 ms: one run takes over 12 s, past the
+  // consumer's 10 s session timeout, so the group keeps this instance only if heartbeats go on during the run.
+  const FACTS = 800;
+
+  beforeAll(async () => {
+    proxy = await startRedisProxy(resources.redisUrl);
+    harness = await startHarness('slow-run', { redisUrl: proxy.url, partitions: 1 });
+    await createRule(harness.service.app, 'lock', 'auth', LOCK, 'lock_account');
+  });
+
+  afterAll(async () => {
+    await stopHarness(harness);
+    proxy.close();
+  });
+
+  it('keeps its place in the group and answers every fact once, in order', { timeout: 120_000 }, async () => {
+    const session = await createSession(harness.service.app, 'auth');
+    proxy.delayReplies(15);
+    const facts = Array.from({ length: FACTS }, (_, index) => ({
+      key: session,
+      value: JSON.stringify({ facts: { type: 'login_failed', n: index }, session_id: session }),
+    }));
+    const started = Date.now();
+    await produce(harness.kafka, harness.topics.facts, facts);
+    const results = await harness.reader.waitFor(harness.topics.results, FACTS, 60_000);
+    expect(Date.now() - started).toBeGreaterThan(10_000);
+    // The run's offsets are committed by the member that processed it: evicted meanwhile, its commit would fail,
+    // the group would rebalance and the run be answered again.
+    expect(await eventually(async () => (await harness.service.pipeline.lag()) === 0, 40_000)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(harness.service.pipeline.state().group_joins).toBe(1);
+    expect(harness.reader.repeats()).toBe(0);
+    expect(results.map((message) => parse<SessionResultMessage>(message).fact_count)).toEqual(
+      Array.from({ length: FACTS }, (_, index) => index + 1),
+    );
+  });
 });

@@ -3,10 +3,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
+import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AppError, isRetryable } from '../../../src/errors.ts';
 import { openRedisSessionStore } from '../../../src/sessions/redis-session-store.ts';
+import { startRedisProxy } from '../../helpers/redis-proxy.ts';
 import { killRedisServer, startRedisServer } from '../../helpers/redis-server.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
@@ -34,43 +35,6 @@ async function eventually(check: () => Promise<boolean>): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('condition never became true');
-}
-
-/** A TCP proxy to Redis that, once armed, lets the next reply go unanswered by closing both connections instead. */
-async function replyDroppingProxy(redisUrl: string): Promise<{ url: string; dropNextReply(): void; close(): void }> {
-  const target = new URL(redisUrl);
-  let drop = false;
-  const sockets = new Set<Socket>();
-  const proxy = createServer((client) => {
-    const server = connect(Number(target.port || 6379), target.hostname);
-    for (const socket of [client, server]) {
-      sockets.add(socket);
-      socket.on('error', () => undefined);
-      socket.on('close', () => sockets.delete(socket));
-    }
-    client.on('data', (data) => server.write(data));
-    server.on('data', (data) => {
-      if (!drop) return void client.write(data);
-      drop = false;
-      client.destroy();
-      server.destroy();
-    });
-    client.on('close', () => server.destroy());
-    server.on('close', () => client.destroy());
-  });
-  proxy.listen(0, '127.0.0.1');
-  await once(proxy, 'listening');
-  const address = proxy.address() as AddressInfo;
-  return {
-    url: `redis://127.0.0.1:${address.port}`,
-    dropNextReply: () => {
-      drop = true;
-    },
-    close: () => {
-      for (const socket of sockets) socket.destroy();
-      proxy.close();
-    },
-  };
 }
 
 describe('Redis session store when Redis is away', () => {
@@ -153,7 +117,7 @@ describe('Redis session store when Redis is away', () => {
   });
 
   it('fails a write whose reply a dropped connection lost as UNAVAILABLE, never answering it as if another had written', async () => {
-    const proxy = await replyDroppingProxy(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    const proxy = await startRedisProxy(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
     const store = await openRedisSessionStore({ url: proxy.url, keyPrefix: `test:${randomUUID()}:`, connectTimeoutMs: 2_000 });
     const specs = [{ id: 'n', fn: 'count' as const }];
     const fire = (aggregates: Record<string, number | null>) => ((aggregates.n ?? 0) >= 1 ? [7] : []);
