@@ -9,11 +9,22 @@ export interface TopicPlan {
   partitions: number;
 }
 
+/**
+ * Largest record the dead-letter topic is created to take: twice the broker's default (1 MiB), so a dead letter (its
+ * input's bytes unchanged plus the reason in headers) fits whatever input the facts topic took at that default.
+ */
+export const DLQ_MAX_MESSAGE_BYTES = 2 * 1_048_588;
+
 /** Facts, results and dead letters share the partition count; the changelog is compacted and needs one partition for order. */
 export function topicConfigs(plan: TopicPlan): ITopicConfig[] {
   const topics = [plan.factsTopic, plan.resultsTopic, plan.dlqTopic];
+  const dlqEntries = [{ name: 'max.message.bytes', value: String(DLQ_MAX_MESSAGE_BYTES) }];
   return [
-    ...[...new Set(topics)].map((topic) => ({ topic, numPartitions: plan.partitions })),
+    ...[...new Set(topics)].map((topic) => ({
+      topic,
+      numPartitions: plan.partitions,
+      ...(topic === plan.dlqTopic && topic !== plan.factsTopic ? { configEntries: dlqEntries } : {}),
+    })),
     {
       topic: plan.changelogTopic,
       numPartitions: 1,

@@ -229,3 +229,39 @@ describe('Kafka pipeline: a run of dead letters larger than the broker takes in 
     expect(await eventually(async () => (await service.pipeline.lag()) === 0, 30_000)).toBe(true);
   });
 });
+
+describe('Kafka pipeline: a poison message as large as the broker takes', () => {
+  const topics = uniqueTopics('dlq-big');
+  let kafka: Kafka;
+  let admin: Admin;
+  let service: InProcessService;
+  let received: Received[];
+  // Just under the broker's default max.message.bytes (1,048,588) with its batch: the dead letter adds its headers.
+  const value = Buffer.from(`{"facts": {"pad": "${'x'.repeat(1_048_420)}`);
+
+  beforeAll(async () => {
+    kafka = testKafka();
+    admin = kafka.admin();
+    await admin.connect();
+    service = await startInProcessService(kafkaConfig(topics), { changelogTopic: topics.changelog });
+    await produce(kafka, topics.facts, [
+      { key: 'big', value },
+      { key: 'big', value: JSON.stringify({ facts: { amount: 1 } }) },
+    ]);
+    received = await collect(kafka, [topics.results, topics.dlq], (all) => distinctAnswers(all) >= 2, {
+      groupPrefix: topics.group,
+      settleMs: 500,
+    });
+  });
+
+  afterAll(() => stopKafkaTest(service, admin, topics));
+
+  it('dead-letters it with its bytes unchanged and goes on to the next fact', () => {
+    expectAnsweredAtLeastOnce(received, 2, mayHaveReplayed(service.pipeline.state()));
+    const answers = firstAnswers(received);
+    const deadLetter = answers.find((message) => message.topic === topics.dlq);
+    expect(deadLetter?.value?.equals(value)).toBe(true);
+    expect(deadLetter?.headers.error_code).toBe('VALIDATION_ERROR');
+    expect(answers.filter((message) => message.topic === topics.results)).toHaveLength(1);
+  });
+});

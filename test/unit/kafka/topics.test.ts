@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { topicConfigs } from '../../../src/kafka/topics.ts';
+import { DLQ_MAX_MESSAGE_BYTES, topicConfigs } from '../../../src/kafka/topics.ts';
 
 describe('topicConfigs', () => {
   it('gives facts, results and dead letters the configured partitions and compacts the one-partition changelog', () => {
@@ -7,7 +7,7 @@ describe('topicConfigs', () => {
     expect(configs).toEqual([
       { topic: 'f', numPartitions: 6 },
       { topic: 'r', numPartitions: 6 },
-      { topic: 'd', numPartitions: 6 },
+      { topic: 'd', numPartitions: 6, configEntries: [{ name: 'max.message.bytes', value: String(DLQ_MAX_MESSAGE_BYTES) }] },
       {
         topic: 'c',
         numPartitions: 1,
