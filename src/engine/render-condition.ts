@@ -33,7 +33,8 @@ export function renderActual(value: unknown): string {
   if (value === undefined) return 'missing';
   let text: string;
   try {
-    text = JSON.stringify(value) ?? String(value);
+    // JSON would print Infinity (1e400 in a body) and NaN as null, which reads as a different value.
+    text = typeof value === 'number' && !Number.isFinite(value) ? String(value) : (JSON.stringify(value) ?? String(value));
   } catch {
     // Cycles and bigints cannot be JSON: name the kind of value instead.
     text = Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;

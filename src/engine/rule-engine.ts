@@ -56,11 +56,15 @@ function invalid(detail: string): never {
 
 type UncheckedRule = Omit<Rule, 'condition_dsl'> & { condition_dsl: unknown };
 
+/** Largest rule id (the store's ids are 32-bit too). */
+export const MAX_RULE_ID = 2_147_483_647;
+
 /** Applies the Rule defaults and checks the plain fields (the condition is validated separately). */
 function normalizeRule(input: RuleInput, index: number): UncheckedRule {
   if (typeof input !== 'object' || input === null) invalid(`rules[${index}] must be an object`);
   const { id, name, domain = DEFAULT_DOMAIN, action, priority = 0, enabled = true, description, tags } = input;
-  if (!Number.isSafeInteger(id) || id < 1) invalid(`rules[${index}].id must be a positive integer`);
+  // Rule ids live in Int32Arrays in the alpha network: a larger one would come back as another number.
+  if (!Number.isSafeInteger(id) || id < 1 || id > MAX_RULE_ID) invalid(`rules[${index}].id must be an integer from 1 to ${MAX_RULE_ID}`);
   const label = `rule ${id}`;
   if (typeof name !== 'string' || name.trim() === '') invalid(`${label}: name must be a non-empty string`);
   if (typeof domain !== 'string' || domain.trim() === '') invalid(`${label}: domain must be a non-empty string`);

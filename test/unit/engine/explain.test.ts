@@ -136,6 +136,14 @@ describe('explain', () => {
     expect(explain(leaf('n', '==', 1), { n: 10n }).failing_conditions[0]).toBe('n == 1 (actual: a bigint)');
   });
 
+  it('prints a number too large for JSON (1e400 parses as Infinity) and NaN as they are, not as null', () => {
+    expect(explain(leaf('amount', '<', 100), { amount: Number.POSITIVE_INFINITY }).failing_conditions).toEqual([
+      'amount < 100 (actual: Infinity)',
+    ]);
+    expect(explain(leaf('v', '==', null), { v: Number.NaN }).failing_conditions).toEqual(['v == null (actual: NaN)']);
+    expect(explain(leaf('s', '<', 0), { s: Number.NEGATIVE_INFINITY }).matching_conditions).toEqual(['s < 0']);
+  });
+
   it('explains disabled rules and answers undefined for unknown ids', () => {
     const engine = RuleEngine.compile([{ id: 3, name: 'off', condition_dsl: leaf('a', '==', 1), action: 'x', enabled: false }]);
     expect(engine.explain(3, { a: 1 })?.matched).toBe(true);

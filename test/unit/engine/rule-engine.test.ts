@@ -65,8 +65,10 @@ describe('RuleEngine.compile', () => {
 
   it('refuses malformed rule fields with VALIDATION_ERROR', () => {
     const bad = (fields: Record<string, unknown>) => compileError([{ ...rule(1, leaf('a', '==', 1)), ...fields } as RuleInput]).message;
-    expect(bad({ id: 0 })).toBe('rules[0].id must be a positive integer');
-    expect(bad({ id: 1.5 })).toBe('rules[0].id must be a positive integer');
+    expect(bad({ id: 0 })).toBe('rules[0].id must be an integer from 1 to 2147483647');
+    expect(bad({ id: 1.5 })).toBe('rules[0].id must be an integer from 1 to 2147483647');
+    expect(bad({ id: 3_000_000_000 })).toBe('rules[0].id must be an integer from 1 to 2147483647');
+    expect(RuleEngine.compile([rule(2_147_483_647, leaf('a', '==', 1))]).evaluate({ a: 1 }).fired_rules).toEqual([2_147_483_647]);
     expect(bad({ name: '' })).toBe('rule 1: name must be a non-empty string');
     expect(bad({ action: 3 })).toBe('rule 1: action must be a non-empty string');
     expect(bad({ domain: ' ' })).toBe('rule 1: domain must be a non-empty string');
