@@ -146,12 +146,19 @@ const integer = (min: number, max: number, fallback: number) =>
 const text = (fallback: string) => optional(z.string().trim().min(1)).transform((value) => value ?? fallback);
 const flag = (fallback: boolean) => optional(z.stringbool()).transform((value) => value ?? fallback);
 
-const duration = (fallback: string) =>
+/** Longest delay a Node timer keeps (about 24.8 days); a longer one fires after 1 ms instead. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+const duration = (fallback: string, maxMs = Number.MAX_SAFE_INTEGER) =>
   optional(z.string())
     .transform((value, ctx) => {
       const ms = parseDuration(value ?? fallback);
       if (ms === undefined || ms <= 0) {
         ctx.addIssue({ code: 'custom', message: 'must be a positive duration such as 7d, 12h, 30m or a number of seconds' });
+        return z.NEVER;
+      }
+      if (ms > maxMs) {
+        ctx.addIssue({ code: 'custom', message: `must be at most ${Math.floor(maxMs / 1000)} seconds (about 24 days): it sets a timer` });
         return z.NEVER;
       }
       return ms;
@@ -191,8 +198,8 @@ const envSchema = z.object({
     .pipe(z.number()),
   RULES_BULK_MAX: integer(1, 1_000_000, 10_000),
   RULES_EXECUTION_RETENTION: duration('7d'),
-  RULES_EXECUTION_CLEANUP_INTERVAL: duration('1h'),
-  RULES_SHUTDOWN_TIMEOUT: duration('30s'),
+  RULES_EXECUTION_CLEANUP_INTERVAL: duration('1h', MAX_TIMER_MS),
+  RULES_SHUTDOWN_TIMEOUT: duration('30s', MAX_TIMER_MS),
   RULES_API_KEYS: optional(z.string())
     .transform((value, ctx) => {
       if (value === undefined) return null;

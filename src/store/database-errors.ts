@@ -2,7 +2,17 @@
 import { UNSTORABLE_TEXT } from '../contracts/storable-text.ts';
 import { AppError } from '../errors.ts';
 
-const TRANSIENT_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
+// Node's connection errors, and embedded PGlite's thread gone (503 until a restart; readiness reports the database down).
+const TRANSIENT_NODE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'PGLITE_THREAD_STOPPED',
+]);
 // 40001 serialization failure, 40P01 deadlock, 55P03 lock not available: trying again can succeed.
 const TRANSIENT_SQLSTATES = new Set(['40001', '40P01', '55P03']);
 // 22021 character not in repertoire (U+0000 in text), 22P05 untranslatable character (U+0000 or a lone surrogate in jsonb).

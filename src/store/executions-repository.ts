@@ -1,6 +1,7 @@
 // Executions: recorded in memory at once, written to SQL in the background as compressed batches; dropped only if unstorable.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
-import { AppError } from '../errors.ts';
+import { AppError, isRetryable } from '../errors.ts';
 import type { Database } from './database.ts';
 import { withDatabase } from './database-errors.ts';
 import {
@@ -30,6 +31,8 @@ export interface ExecutionWriterOptions {
 }
 
 const MAX_RETRY_DELAY_MS = 5_000;
+/** How long close() keeps retrying writes the database refuses for now; the service's shutdown timeout bounds it too. */
+export const CLOSE_RETRY_MS = 20_000;
 /** Batches being written rarely number more than two; their buffers are kept for reuse up to this many. */
 const MAX_SPARE_BATCHES = 3;
 
@@ -106,7 +109,9 @@ class BatchedExecutions implements ExecutionsRepository {
     }
   }
 
-  async get(id: string): Promise<ExecutionRecord | undefined> {
+  async get(anyCaseId: string): Promise<ExecutionRecord | undefined> {
+    // UUIDs compare case-insensitively; ids are issued and stored in lower case.
+    const id = anyCaseId.toLowerCase();
     const pending = this.#open.find(id);
     if (pending !== undefined) return pending;
     for (let index = this.#full.length - 1; index >= 0; index--) {
@@ -142,7 +147,18 @@ class BatchedExecutions implements ExecutionsRepository {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#timer);
-    await this.flush();
+    // A database away for a moment (a failover, a restart) must not cost the pending records: keep trying for a while.
+    const giveUpAt = Date.now() + CLOSE_RETRY_MS;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.flush();
+        return;
+      } catch (error) {
+        if (!isRetryable(error) || Date.now() >= giveUpAt) throw error;
+        this.#options.onError(error);
+        await sleep(Math.min(this.#options.flushMs * 2 ** attempt, MAX_RETRY_DELAY_MS, Math.max(giveUpAt - Date.now(), 0)));
+      }
+    }
   }
 
   #writeInBackground(what: WriteScope): void {

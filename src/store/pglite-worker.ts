@@ -14,6 +14,9 @@ interface Pending {
   reject(error: Error): void;
 }
 
+/** The `code` of every call's error once the thread is gone: the database is unavailable until the process restarts. */
+export const THREAD_STOPPED = 'PGLITE_THREAD_STOPPED';
+
 export class PgliteWorker implements PGlite {
   closed = false;
   ready = true;
@@ -56,7 +59,9 @@ export class PgliteWorker implements PGlite {
     worker.unref();
     worker.on('message', (reply: ThreadReply) => this.#settle(reply));
     worker.on('error', (error) => this.#stop(error));
-    worker.on('exit', (code) => this.#stop(new Error(`the embedded database thread stopped (exit code ${code})`)));
+    worker.on('exit', (code) =>
+      this.#stop(Object.assign(new Error(`the embedded database thread stopped (exit code ${code})`), { code: THREAD_STOPPED })),
+    );
   }
 
   async query<T>(sql: string, params?: unknown[], options?: PGliteQueryOptions): Promise<PGliteQueryResults<T>> {

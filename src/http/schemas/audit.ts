@@ -6,8 +6,8 @@ const instant = (name: string) =>
   z.iso
     .datetime({ offset: true, error: `${name} must be an ISO 8601 date-time such as 2025-01-31T12:00:00Z` })
     .transform((text) => new Date(text))
-    // The database has no year 0 (its years run 1 BC, AD 1): such an instant would fail there instead of here.
-    .refine((date) => date.getUTCFullYear() >= 1, `${name} must be in the year 1 or later`);
+    // Years 1 to 9999 in UTC: the database has no year 0, and embedded PGlite refuses a year past 9999.
+    .refine((date) => date.getUTCFullYear() >= 1 && date.getUTCFullYear() <= 9999, `${name} must fall in the years 1 to 9999 (UTC)`);
 
 export const auditQuery = z.strictObject({
   entity_type: z.enum(['rule', 'ruleset']).optional(),

@@ -158,10 +158,12 @@ describe.each(STORE_KINDS)('bad input over HTTP (%s)', (kind) => {
     expect(emoji.json()).toEqual({ valid: true, errors: [] });
   });
 
-  it('refuses an audit time range before the year 1 with 400', async () => {
+  it('refuses an audit time range outside the years 1 to 9999 with 400', async () => {
     expectError(await json(t.app, 'GET', '/api/v1/audit?since=0000-01-01T00:00:00Z'), 400, 'VALIDATION_ERROR', /^query\.since: /);
     expectError(await json(t.app, 'GET', '/api/v1/audit?until=0000-06-01T00:00:00Z'), 400, 'VALIDATION_ERROR', /^query\.until: /);
+    expectError(await json(t.app, 'GET', '/api/v1/audit?since=9999-12-31T23:00:00-05:00'), 400, 'VALIDATION_ERROR', /^query\.since: /);
     expect((await json(t.app, 'GET', '/api/v1/audit?since=0001-01-01T00:00:00Z')).statusCode).toBe(200);
+    expect((await json(t.app, 'GET', '/api/v1/audit?until=9999-12-31T23:59:59Z')).statusCode).toBe(200);
   });
 
   it('answers a malformed path or an over-long path segment in the error shape, and routes ids of 200 characters', async () => {

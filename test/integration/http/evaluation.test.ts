@@ -89,10 +89,14 @@ describe.each(STORE_KINDS)('evaluation over HTTP (%s)', (kind) => {
   it('still finds the execution once it was written to the database, answering the same body', async () => {
     const evaluated = (await json(t.app, 'POST', '/api/v1/evaluate', { facts: { amount: 1 } })).json();
     const pending = await json(t.app, 'GET', `/api/v1/executions/${evaluated.execution_id}`);
+    const upperCase = `/api/v1/executions/${String(evaluated.execution_id).toUpperCase()}`;
+    expect((await json(t.app, 'GET', upperCase)).body).toBe(pending.body);
     await t.store.executions.flush();
     const response = await json(t.app, 'GET', `/api/v1/executions/${evaluated.execution_id}`);
     expect(response.json()).toMatchObject({ execution_id: evaluated.execution_id, domain: null, fired_rules: [] });
     expect(response.body).toBe(pending.body);
+    // A UUID in upper case names the same execution, pending (above) or stored.
+    expect((await json(t.app, 'GET', upperCase)).body).toBe(pending.body);
     expect(Object.keys(response.json())).toEqual([
       'execution_id',
       'source',

@@ -2,7 +2,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isUniqueViolation } from '../../../src/store/database-errors.ts';
+import { isUniqueViolation, withDatabase } from '../../../src/store/database-errors.ts';
 import { PgliteWorker } from '../../../src/store/pglite-worker.ts';
 import { createTempDataDir } from '../../helpers/databases.ts';
 
@@ -87,6 +87,9 @@ describe('PGlite on a worker thread', () => {
     await expect(doomed.query('select 1')).rejects.toThrow(/embedded database thread stopped \(exit code 3\)/);
     expect(doomed.closed).toBe(true);
     await expect(doomed.query('select 1')).rejects.toThrow(/exit code 3/);
+    // The service answers it as 503 UNAVAILABLE (its readiness shows the database down), not as a 500.
+    const later = await withDatabase(() => doomed.query('select 1')).catch((error: unknown) => error);
+    expect(later).toMatchObject({ code: 'UNAVAILABLE' });
     await expect(doomed.close()).resolves.toBeUndefined();
   });
 

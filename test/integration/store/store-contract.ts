@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConditionNode } from '../../../src/contracts/condition-dsl.ts';
 import { AppError } from '../../../src/errors.ts';
 import { newExecutionId } from '../../../src/evaluation/execution-id.ts';
-import { findInBatches, MAX_RECORDS_PER_BATCH, storedExecutions } from '../../../src/store/execution-batches.ts';
+import { findInBatches, insertBatch, MAX_RECORDS_PER_BATCH, storedExecutions } from '../../../src/store/execution-batches.ts';
 import { createExecutionsRepository, type ExecutionWriterOptions } from '../../../src/store/executions-repository.ts';
 import type { SqlStore } from '../../../src/store/open-store.ts';
 import type { ExecutionRecord, RuleDraft, SerializedExecution } from '../../../src/store/types.ts';
@@ -561,6 +561,30 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
         await repository.flush();
         await repository.close();
         expect(await findInBatches(store.db, recorded.execution_id)).toEqual(recorded);
+      });
+
+      it('keeps trying to write its pending records when closing while the database is away for a moment', async () => {
+        let refusals = 2;
+        const { repository, errors } = writer({
+          flushMs: 60_000,
+          writeBatch: async (batch) => {
+            if (refusals > 0) {
+              refusals -= 1;
+              throw new AppError('UNAVAILABLE', 'the database is unavailable');
+            }
+            await insertBatch(store.db, await batch.encode());
+          },
+        });
+        const recorded = execution();
+        repository.record(recorded);
+        await repository.close();
+        expect(refusals).toBe(0);
+        expect(errors.map((error) => (error as AppError).code)).toEqual(['UNAVAILABLE', 'UNAVAILABLE']);
+        expect(await findInBatches(store.db, recorded.execution_id)).toEqual(recorded);
+        // A failure that waiting cannot cure is not retried: close reports it at once.
+        const broken = writer({ flushMs: 60_000, writeBatch: async () => Promise.reject(new Error('a bug')) });
+        broken.repository.record(execution());
+        await expect(broken.repository.close()).rejects.toThrow('a bug');
       });
 
       it('stores any JSON the facts hold, and drops only a record that can never be stored, reporting it', async () => {

@@ -127,6 +127,9 @@ describe('loadConfig', () => {
     ['RULES_BODY_LIMIT', '10', 'RULES_BODY_LIMIT: must be a size of at least 1kb'],
     ['RULES_EXECUTION_RETENTION', '7 years', 'RULES_EXECUTION_RETENTION: must be a positive duration'],
     ['RULES_EXECUTION_RETENTION', '0', 'RULES_EXECUTION_RETENTION: must be a positive duration'],
+    // A Node timer longer than ~24.8 days fires after 1 ms: retention would run back to back.
+    ['RULES_EXECUTION_CLEANUP_INTERVAL', '30d', 'RULES_EXECUTION_CLEANUP_INTERVAL: must be at most 2147483 seconds'],
+    ['RULES_SHUTDOWN_TIMEOUT', '25d', 'RULES_SHUTDOWN_TIMEOUT: must be at most 2147483 seconds'],
     ['RULES_METRICS', 'otel', 'RULES_METRICS: must be off or prometheus'],
     ['RULES_API_KEYS', 'k1:root', 'RULES_API_KEYS: entry 1 has scope "root"'],
     ['KAFKA_BROKERS', 'localhost', 'KAFKA_BROKERS: "localhost" must be host:port'],
