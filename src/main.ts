@@ -51,6 +51,7 @@ async function main(): Promise<void> {
     rules: store.rules,
     ...(engineMetrics === undefined ? {} : { metrics: engineMetrics }),
     onListenerError: (error) => logger.error({ err: error }, 'a rule change listener failed'),
+    onReloadError: (error) => logger.warn({ err: error }, 'rules could not be reloaded after a change; trying again'),
   });
   logger.info({ revision: catalog.revision, rules: catalog.engine.size }, 'rules compiled');
   const metrics = prometheus

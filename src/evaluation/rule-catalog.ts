@@ -1,4 +1,5 @@
 // The rules the engine evaluates: compiled from the store, swapped atomically on every change, here or on another instance.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RuleChangeMessage } from '../contracts/kafka-messages.ts';
 import type { RuleInput } from '../contracts/rule.ts';
 import { type EngineMetrics, LiveEngine, RuleEngine } from '../engine/index.ts';
@@ -13,7 +14,12 @@ export interface RuleCatalogOptions {
   metrics?: EngineMetrics;
   /** Tells the caller a listener threw; listeners never break a change. */
   onListenerError?: (error: unknown) => void;
+  /** Tells the caller the engine could not be reloaded after a committed change; it keeps trying in the background. */
+  onReloadError?: (error: unknown) => void;
 }
+
+/** Waits between background reloads after a committed change could not be loaded (the database away for a moment). */
+const RELOAD_RETRY_MS = { initial: 200, max: 5_000 } as const;
 
 /** A stored rule as the engine takes it: storage fields (version, timestamps) dropped, a null description left out. */
 export function toRuleInput(rule: StoredRule): RuleInput {
@@ -36,6 +42,8 @@ export class RuleCatalog {
   readonly #listeners = new Set<RuleChangeListener>();
   // Reloads run one at a time; a request for a revision already reached returns at once.
   #queue: Promise<void> = Promise.resolve();
+  #catchingUp = false;
+  #catchUpTo = 0;
 
   private constructor(options: RuleCatalogOptions, live: LiveEngine) {
     this.#options = options;
@@ -68,13 +76,38 @@ export class RuleCatalog {
     return run;
   }
 
-  /** A change was committed through this instance: reload to its revision, then tell the listeners (e.g. the changelog). */
+  /**
+   * A change was committed through this instance: reload to its revision, then tell the listeners (e.g. the changelog).
+   * Never fails: the change is stored, and answering it as failed would have the caller make it again. A reload that
+   * fails is reported and tried again in the background until the engine reaches the revision.
+   */
   async changed(change: Omit<RuleChange, 'at'>): Promise<void> {
     try {
       await this.reload(change.revision);
+    } catch (error) {
+      this.#options.onReloadError?.(error);
+      this.#catchUpInBackground(change.revision);
     } finally {
       this.#emit({ ...change, at: new Date().toISOString() });
     }
+  }
+
+  /** One background loop at a time, aiming at the highest revision asked for. */
+  #catchUpInBackground(revision: number): void {
+    this.#catchUpTo = Math.max(this.#catchUpTo, revision);
+    if (this.#catchingUp) return;
+    this.#catchingUp = true;
+    const attempt = async (delayMs: number): Promise<void> => {
+      await sleep(delayMs);
+      try {
+        await this.reload(this.#catchUpTo);
+        this.#catchingUp = false;
+      } catch (error) {
+        this.#options.onReloadError?.(error);
+        await attempt(Math.min(delayMs * 2, RELOAD_RETRY_MS.max));
+      }
+    };
+    void attempt(RELOAD_RETRY_MS.initial);
   }
 
   /** Registers a listener for changes made through this instance; returns the function that removes it. */

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { RuleInput } from '../../../src/contracts/rule.ts';
 import { RuleCatalog, type RuleChange, toRuleInput } from '../../../src/evaluation/rule-catalog.ts';
 import type { StoredRule } from '../../../src/store/types.ts';
@@ -136,6 +136,22 @@ describe('RuleCatalog', () => {
     unsubscribe();
     await catalog.changed({ revision: stub.change([]), rule_id: 1, change: 'delete' });
     expect(seen).toHaveLength(1);
+  });
+
+  it('answers a committed change even when the reload fails, reports it and catches up in the background', async () => {
+    const stub = new RulesStub();
+    const errors: unknown[] = [];
+    const catalog = await RuleCatalog.open({ rules: stub, onReloadError: (error) => errors.push(error) });
+    const seen: number[] = [];
+    catalog.onChange((change) => seen.push(change.revision));
+    const revision = stub.change([stored(1)]);
+    stub.failNext = true;
+    // Failing here would have the caller make the stored change a second time.
+    await expect(catalog.changed({ revision, rule_id: 1, change: 'create' })).resolves.toBeUndefined();
+    expect(seen).toEqual([revision]);
+    expect(errors.map((error) => (error as Error).message)).toEqual(['database down']);
+    await vi.waitFor(() => expect(catalog.revision).toBe(revision), { timeout: 5_000 });
+    expect(catalog.engine.size).toBe(1);
   });
 
   it('still tells the other listeners when one throws', async () => {
