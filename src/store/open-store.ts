@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { type Dialect, Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { createAuditRepository } from './audit-repository.ts';
+import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 import type { Database } from './database.ts';
 import { withDatabase } from './database-errors.ts';
 import { createExecutionsRepository } from './executions-repository.ts';
@@ -46,9 +47,10 @@ export async function openStore(options: OpenStoreOptions): Promise<SqlStore> {
   const onError = options.onError ?? reportAsWarning;
   const dialect = options.databaseUrl === undefined ? 'pglite' : 'postgres';
   let pglite: PgliteWorker | undefined;
+  let lock: DataDirLock | undefined;
   let sqlDialect: Dialect;
   if (options.databaseUrl === undefined) {
-    pglite = await openPglite(options.dataDir);
+    ({ pglite, lock } = await openPglite(options.dataDir));
     sqlDialect = new PGliteDialect({ pglite });
   } else {
     sqlDialect = new PostgresDialect({ pool: openPool(options.databaseUrl, options.poolSize ?? 10, onError) });
@@ -58,6 +60,7 @@ export async function openStore(options: OpenStoreOptions): Promise<SqlStore> {
     await withDatabase(() => migrateToLatest(db as Kysely<unknown>));
   } catch (error) {
     await db.destroy();
+    await lock?.release();
     throw error;
   }
 
@@ -90,6 +93,7 @@ export async function openStore(options: OpenStoreOptions): Promise<SqlStore> {
           await executions.close();
         } finally {
           await db.destroy();
+          await lock?.release();
         }
       })();
       return closing;
@@ -97,13 +101,24 @@ export async function openStore(options: OpenStoreOptions): Promise<SqlStore> {
   };
 }
 
-async function openPglite(dataDir: string): Promise<PgliteWorker> {
-  if (!dataDir.startsWith('memory://')) await mkdir(dataDir, { recursive: true });
-  return PgliteWorker.open(dataDir);
+/** How long opening a PostgreSQL connection may take before it fails as unavailable. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+async function openPglite(dataDir: string): Promise<{ pglite: PgliteWorker; lock: DataDirLock | undefined }> {
+  if (dataDir.startsWith('memory://')) return { pglite: await PgliteWorker.open(dataDir), lock: undefined };
+  await mkdir(dataDir, { recursive: true });
+  const lock = await lockDataDir(dataDir);
+  try {
+    return { pglite: await PgliteWorker.open(dataDir), lock };
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
 }
 
 function openPool(connectionString: string, max: number, onError: (error: unknown) => void): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max });
+  // A server that accepts connections but never answers must fail the caller (start-up, a request), not hang it.
+  const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   // An idle client losing its connection emits 'error'; unhandled, it would crash the process.
   pool.on('error', onError);
   return pool;

@@ -1,0 +1,58 @@
+// One process per embedded data directory, checked against real processes and files.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LOCK_FILE, lockDataDir } from '../../../src/store/data-dir-lock.ts';
+
+describe('lockDataDir', () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0)) await cleanup();
+  });
+
+  async function dataDir(): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), 'data-dir-lock-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    return dir;
+  }
+
+  async function otherProcess(): Promise<ChildProcess> {
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' });
+    await once(child, 'spawn');
+    cleanups.push(async () => {
+      child.kill('SIGKILL');
+    });
+    return child;
+  }
+
+  it('takes a free directory and gives it back on release', async () => {
+    const dir = await dataDir();
+    const lock = await lockDataDir(dir);
+    expect((await readFile(join(dir, LOCK_FILE), 'utf8')).trim()).toBe(String(process.pid));
+    await lock.release();
+    await expect(readFile(join(dir, LOCK_FILE), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('refuses a directory another running process holds, naming it', async () => {
+    const dir = await dataDir();
+    const holder = await otherProcess();
+    await writeFile(join(dir, LOCK_FILE), `${holder.pid}\n`);
+    await expect(lockDataDir(dir)).rejects.toThrow(`is in use by process ${holder.pid}: only one process may open it`);
+    expect((await readFile(join(dir, LOCK_FILE), 'utf8')).trim()).toBe(String(holder.pid));
+  });
+
+  it('takes over a lock its holder left behind when it died', async () => {
+    const dir = await dataDir();
+    const holder = await otherProcess();
+    const pid = holder.pid;
+    holder.kill('SIGKILL');
+    await once(holder, 'exit');
+    await writeFile(join(dir, LOCK_FILE), `${pid}\n`);
+    const lock = await lockDataDir(dir);
+    expect((await readFile(join(dir, LOCK_FILE), 'utf8')).trim()).toBe(String(process.pid));
+    await lock.release();
+  });
+});
