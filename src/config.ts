@@ -149,7 +149,13 @@ const flag = (fallback: boolean) => optional(z.stringbool()).transform((value) =
 /** Longest delay a Node timer keeps (about 24.8 days); a longer one fires after 1 ms instead. */
 const MAX_TIMER_MS = 2_147_483_647;
 
-const duration = (fallback: string, maxMs = Number.MAX_SAFE_INTEGER) =>
+/** Largest request body: a JSON text past it could not even be held as one string. */
+const MAX_BODY_LIMIT = 1_024 * 1_048_576;
+
+/** Longest retention: a cutoff further back than this stops being a date the database takes. */
+const MAX_RETENTION_MS = 100 * 365 * 86_400_000;
+
+const duration = (fallback: string, maxMs = Number.MAX_SAFE_INTEGER, why = 'it sets a timer') =>
   optional(z.string())
     .transform((value, ctx) => {
       const ms = parseDuration(value ?? fallback);
@@ -158,7 +164,7 @@ const duration = (fallback: string, maxMs = Number.MAX_SAFE_INTEGER) =>
         return z.NEVER;
       }
       if (ms > maxMs) {
-        ctx.addIssue({ code: 'custom', message: `must be at most ${Math.floor(maxMs / 1000)} seconds (about 24 days): it sets a timer` });
+        ctx.addIssue({ code: 'custom', message: `must be at most ${Math.floor(maxMs / 1000)} seconds: ${why}` });
         return z.NEVER;
       }
       return ms;
@@ -189,17 +195,17 @@ const envSchema = z.object({
   RULES_BODY_LIMIT: optional(z.string())
     .transform((value, ctx) => {
       const bytes = parseByteSize(value ?? '1mib');
-      if (bytes === undefined || bytes < 1_024) {
-        ctx.addIssue({ code: 'custom', message: 'must be a size of at least 1kb, e.g. 1048576, 512kb or 1mb' });
+      if (bytes === undefined || bytes < 1_024 || bytes > MAX_BODY_LIMIT) {
+        ctx.addIssue({ code: 'custom', message: 'must be a size from 1kb to 1024mb, e.g. 1048576, 512kb or 1mb' });
         return z.NEVER;
       }
       return bytes;
     })
     .pipe(z.number()),
   RULES_BULK_MAX: integer(1, 1_000_000, 10_000),
-  RULES_EXECUTION_RETENTION: duration('7d'),
-  RULES_EXECUTION_CLEANUP_INTERVAL: duration('1h', MAX_TIMER_MS),
-  RULES_SHUTDOWN_TIMEOUT: duration('30s', MAX_TIMER_MS),
+  RULES_EXECUTION_RETENTION: duration('7d', MAX_RETENTION_MS, 'about 100 years'),
+  RULES_EXECUTION_CLEANUP_INTERVAL: duration('1h', MAX_TIMER_MS, 'about 24 days, the longest timer Node keeps'),
+  RULES_SHUTDOWN_TIMEOUT: duration('30s', MAX_TIMER_MS, 'about 24 days, the longest timer Node keeps'),
   RULES_API_KEYS: optional(z.string())
     .transform((value, ctx) => {
       if (value === undefined) return null;

@@ -164,7 +164,19 @@ function fatal(logger: Logger, error: unknown, message: string): never {
   process.exit(1);
 }
 
+/** The error's stack and every cause below it, so a wrapped failure (a refused connection) is named, not hidden. */
+function describeFailure(error: unknown): string {
+  const lines: string[] = [];
+  for (let current = error, depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
+    lines.push(
+      current instanceof Error ? (depth === 0 ? (current.stack ?? current.message) : `caused by: ${current.message}`) : String(current),
+    );
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return lines.join('\n');
+}
+
 main().catch((error: unknown) => {
-  process.stderr.write(`start-up failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(`start-up failed: ${describeFailure(error)}\n`);
   process.exit(1);
 });

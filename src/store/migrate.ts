@@ -7,8 +7,10 @@ export async function migrateToLatest(db: Kysely<unknown>): Promise<string[]> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
   const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new Error(`database migration "${failed}" failed`, { cause: error });
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+    // No failed migration named: the database could not be reached or read before any ran (e.g. no such database or user).
+    const what = failed === undefined ? 'the database migrations could not run' : `database migration "${failed}" failed`;
+    throw new Error(`${what}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

@@ -1,6 +1,8 @@
 // The store contract on real PostgreSQL, in a database created for this file and dropped after it.
 
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { type AddressInfo, createServer } from 'node:net';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import pg from 'pg';
@@ -84,5 +86,29 @@ describe('opening the store on PostgreSQL', () => {
       code: 'UNAVAILABLE',
       message: 'the database is unavailable',
     });
+  });
+
+  it('fails with UNAVAILABLE, not hanging, when the server accepts connections but never answers', { timeout: 30_000 }, async () => {
+    const silent = createServer(() => undefined);
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const { port } = silent.address() as AddressInfo;
+    const started = Date.now();
+    try {
+      await expect(openStore({ databaseUrl: `postgres://postgres@127.0.0.1:${port}/test`, dataDir: '' })).rejects.toMatchObject({
+        code: 'UNAVAILABLE',
+      });
+      expect(Date.now() - started).toBeLessThan(20_000);
+    } finally {
+      silent.close();
+    }
+  });
+
+  it('names the cause when the database itself is missing', async () => {
+    const url = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+    url.pathname = `/missing_${randomUUID().replaceAll('-', '')}`;
+    await expect(openStore({ databaseUrl: url.toString(), dataDir: '' })).rejects.toThrow(
+      /the database migrations could not run: database "missing_[0-9a-f]+" does not exist/,
+    );
   });
 });

@@ -123,13 +123,16 @@ describe('loadConfig', () => {
     ['PORT', '70000', 'PORT: must be at most 65535'],
     ['RULES_BULK_MAX', '0', 'RULES_BULK_MAX: must be at least 1'],
     ['RULES_LOG_LEVEL', 'loud', 'RULES_LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent'],
-    ['RULES_BODY_LIMIT', 'huge', 'RULES_BODY_LIMIT: must be a size of at least 1kb'],
-    ['RULES_BODY_LIMIT', '10', 'RULES_BODY_LIMIT: must be a size of at least 1kb'],
+    ['RULES_BODY_LIMIT', 'huge', 'RULES_BODY_LIMIT: must be a size from 1kb to 1024mb'],
+    ['RULES_BODY_LIMIT', '10', 'RULES_BODY_LIMIT: must be a size from 1kb to 1024mb'],
     ['RULES_EXECUTION_RETENTION', '7 years', 'RULES_EXECUTION_RETENTION: must be a positive duration'],
     ['RULES_EXECUTION_RETENTION', '0', 'RULES_EXECUTION_RETENTION: must be a positive duration'],
     // A Node timer longer than ~24.8 days fires after 1 ms: retention would run back to back.
     ['RULES_EXECUTION_CLEANUP_INTERVAL', '30d', 'RULES_EXECUTION_CLEANUP_INTERVAL: must be at most 2147483 seconds'],
     ['RULES_SHUTDOWN_TIMEOUT', '25d', 'RULES_SHUTDOWN_TIMEOUT: must be at most 2147483 seconds'],
+    // A cutoff that far back is no date at all: every cleanup would fail.
+    ['RULES_EXECUTION_RETENTION', '999999999999999d', 'RULES_EXECUTION_RETENTION: must be at most 3153600000 seconds'],
+    ['RULES_BODY_LIMIT', '99999999999999999999999mb', 'RULES_BODY_LIMIT: must be a size from 1kb to 1024mb'],
     ['RULES_METRICS', 'otel', 'RULES_METRICS: must be off or prometheus'],
     ['RULES_API_KEYS', 'k1:root', 'RULES_API_KEYS: entry 1 has scope "root"'],
     ['KAFKA_BROKERS', 'localhost', 'KAFKA_BROKERS: "localhost" must be host:port'],
