@@ -40,7 +40,7 @@ export const healthRoutes: FastifyPluginAsync<RouteOptions> = async (app, { serv
 
   routes.get(
     '/health',
-    { config, schema: { tags: ['health'], summary: 'Liveness: the process is up', response: { 200: healthSchema } } },
+    { config, schema: { tags: ['health'], summary: 'Liveness: the process is up', security: [], response: { 200: healthSchema } } },
     async () => ({ status: 'healthy' as const, version: services.version }),
   );
 
@@ -51,6 +51,8 @@ export const healthRoutes: FastifyPluginAsync<RouteOptions> = async (app, { serv
       schema: {
         tags: ['health'],
         summary: 'Readiness: every dependency can serve',
+        // Open even with authentication on, so the document must not ask for a key.
+        security: [],
         response: { 200: readinessSchema, 503: readinessSchema },
       },
     },

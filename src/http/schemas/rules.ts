@@ -54,6 +54,10 @@ export const ruleVersionSchema = z
   .object({
     rule_id: idField,
     version: z.number().int(),
+    change: z
+      .enum(['create', 'update', 'delete'])
+      .optional()
+      .describe("What produced this version; a deleted rule's last version is 'delete' (the rule as it was when deleted)."),
     rule: storedRuleSchema,
     changed_at: timestampField,
     actor: z.string().describe('Name of the API key that made the change, or "anonymous".'),

@@ -93,5 +93,9 @@ describe.each(STORE_KINDS)('API keys and scopes (%s)', (kind) => {
     const document = (await json(t.app, 'GET', '/openapi.json')).json();
     expect(Object.keys(document.components.securitySchemes)).toEqual(['bearer', 'apiKey']);
     expect(document.security).toEqual([{ bearer: [] }, { apiKey: [] }]);
+    // The health routes answer without a key, and the document says so.
+    expect(document.paths['/health'].get.security).toEqual([]);
+    expect(document.paths['/health/ready'].get.security).toEqual([]);
+    expect(document.paths['/api/v1/evaluate'].post.security).toBeUndefined();
   });
 });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ruleVersionSchema } from '../../../src/http/schemas/rules.ts';
 import { eq, gt, json, ruleDraft, STORE_KINDS, startTestApp, type TestApp } from './harness.ts';
 
 /** Follows Link rel="next" headers from the first URL; returns every page's ids. */
@@ -122,6 +123,9 @@ describe.each(STORE_KINDS)('rules, rulesets and audit over HTTP (%s)', (kind) =>
       [2, 'second', 'anonymous'],
     ]);
     expect((await json(t.app, 'GET', `/api/v1/rules/${created.id}`)).json().error_code).toBe('RULE_NOT_FOUND');
+    // Every field the reply carries is one the published schema declares.
+    for (const version of list) expect(ruleVersionSchema.strict().safeParse(version).success, JSON.stringify(version)).toBe(true);
+    expect(list.map((v) => (v as { change?: string }).change)).toEqual(['create', 'update', 'delete']);
   });
 
   it('answers 404 RULE_NOT_FOUND for every operation on an unknown rule, and 400 for a malformed id', async () => {
