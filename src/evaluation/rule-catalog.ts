@@ -97,17 +97,22 @@ export class RuleCatalog {
     this.#catchUpTo = Math.max(this.#catchUpTo, revision);
     if (this.#catchingUp) return;
     this.#catchingUp = true;
-    const attempt = async (delayMs: number): Promise<void> => {
-      await sleep(delayMs);
-      try {
-        await this.reload(this.#catchUpTo);
-        this.#catchingUp = false;
-      } catch (error) {
-        this.#options.onReloadError?.(error);
-        await attempt(Math.min(delayMs * 2, RELOAD_RETRY_MS.max));
+    void (async () => {
+      // Until the engine holds the highest revision asked for, including any asked for while this loop ran.
+      for (
+        let delayMs: number = RELOAD_RETRY_MS.initial;
+        this.revision < this.#catchUpTo;
+        delayMs = Math.min(delayMs * 2, RELOAD_RETRY_MS.max)
+      ) {
+        await sleep(delayMs);
+        try {
+          await this.reload(this.#catchUpTo);
+        } catch (error) {
+          this.#options.onReloadError?.(error);
+        }
       }
-    };
-    void attempt(RELOAD_RETRY_MS.initial);
+      this.#catchingUp = false;
+    })();
   }
 
   /** Registers a listener for changes made through this instance; returns the function that removes it. */
