@@ -181,7 +181,16 @@ const url = (protocols: RegExp) =>
 
 const envSchema = z.object({
   PORT: integer(0, 65_535, 8080),
-  HOST: text('0.0.0.0'),
+  HOST: optional(
+    z
+      .string()
+      .trim()
+      // A host name or an IPv4/IPv6 address (with a zone): anything else fails only when the server binds.
+      .regex(
+        /^[A-Za-z0-9._:%-]+$/,
+        'must be a host name or an IP address (IPv6 without brackets), e.g. 0.0.0.0, ::, 127.0.0.1 or localhost',
+      ),
+  ).transform((value) => value ?? '0.0.0.0'),
   DATABASE_URL: url(/^postgres(ql)?:$/),
   RULES_DATA_DIR: text('./data'),
   RULES_LOG_LEVEL: optional(
@@ -230,7 +239,9 @@ const envSchema = z.object({
       .map((broker) => broker.trim())
       .filter((broker) => broker !== '');
     for (const broker of brokers) {
-      if (!/^[^\s:/]+:\d{1,5}$/.test(broker)) ctx.addIssue({ code: 'custom', message: `"${broker}" must be host:port` });
+      const port = Number(/^[^\s:/]+:(\d{1,5})$/.exec(broker)?.[1] ?? Number.NaN);
+      if (!(port >= 1 && port <= 65_535))
+        ctx.addIssue({ code: 'custom', message: `"${broker}" must be host:port (a port from 1 to 65535)` });
     }
     return brokers;
   }),

@@ -102,6 +102,12 @@ describe('loadConfig', () => {
     expect(config.shutdownTimeoutMs).toBe(5_000);
   });
 
+  it('takes a host name or any IP address for HOST', () => {
+    for (const host of ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost', 'api-1.example.com', 'fe80::1%eth0']) {
+      expect(loadConfig({ HOST: host }).http.host, host).toBe(host);
+    }
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ PORT: '', RULES_API_KEYS: ' ' }).http).toMatchObject({ port: 8080, apiKeys: null });
   });
@@ -136,6 +142,10 @@ describe('loadConfig', () => {
     ['RULES_METRICS', 'otel', 'RULES_METRICS: must be off or prometheus'],
     ['RULES_API_KEYS', 'k1:root', 'RULES_API_KEYS: entry 1 has scope "root"'],
     ['KAFKA_BROKERS', 'localhost', 'KAFKA_BROKERS: "localhost" must be host:port'],
+    ['KAFKA_BROKERS', 'localhost:99999', 'KAFKA_BROKERS: "localhost:99999" must be host:port (a port from 1 to 65535)'],
+    ['KAFKA_BROKERS', 'a:9092,b:0', 'KAFKA_BROKERS: "b:0" must be host:port'],
+    ['HOST', 'not a host!!', 'HOST: must be a host name or an IP address'],
+    ['HOST', '[::1]', 'HOST: must be a host name or an IP address (IPv6 without brackets)'],
     ['KAFKA_EXACTLY_ONCE', 'maybe', 'KAFKA_EXACTLY_ONCE: Invalid option'],
     ['KAFKA_PARTITIONS', '-1', 'KAFKA_PARTITIONS: must be a whole number'],
     ['RULES_SESSION_CACHE_FACTS', '-1', 'RULES_SESSION_CACHE_FACTS: must be a whole number'],
