@@ -2,6 +2,13 @@
 import type { z } from 'zod';
 import { errorBodySchema } from './common.ts';
 
+/**
+ * Every API route may answer 400 (a query parameter it does not declare) and 503 (shutting down, or a dependency away)
+ * besides the statuses it lists.
+ */
+const ALWAYS = [400, 503];
+
 export function errorResponses(...statuses: number[]): Record<number, z.ZodType> {
-  return Object.fromEntries(statuses.map((status) => [status, errorBodySchema.describe(`Error (see docs/errors.md).`)]));
+  const all = [...new Set([...statuses, ...ALWAYS])].sort((a, b) => a - b);
+  return Object.fromEntries(all.map((status) => [status, errorBodySchema.describe(`Error (see docs/errors.md).`)]));
 }

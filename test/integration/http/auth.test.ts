@@ -97,5 +97,8 @@ describe.each(STORE_KINDS)('API keys and scopes (%s)', (kind) => {
     expect(document.paths['/health'].get.security).toEqual([]);
     expect(document.paths['/health/ready'].get.security).toEqual([]);
     expect(document.paths['/api/v1/evaluate'].post.security).toBeUndefined();
+    // Any API route may refuse an undeclared query parameter (400) or answer while shutting down (503).
+    expect(Object.keys(document.paths['/api/v1/audit/verify'].get.responses)).toEqual(expect.arrayContaining(['400', '503']));
+    expect(Object.keys(document.paths['/api/v1/rules'].get.responses)).toEqual(expect.arrayContaining(['400', '503']));
   });
 });
