@@ -127,7 +127,8 @@ export interface Received {
 export function headersAsText(headers: IHeaders | undefined): Record<string, string> {
   const text: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
-    const first = Array.isArray(value) ? value[0] : value;
+    // kafkajs starts a header named like an Object.prototype member (toString) with the inherited function: skip it.
+    const first = Array.isArray(value) ? value.find((item) => typeof item === 'string' || Buffer.isBuffer(item)) : value;
     if (first !== undefined) text[name] = first.toString();
   }
   return text;

@@ -1,3 +1,4 @@
+import type { IHeaders } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { carriedHeaders, deadLetterHeaders, headerText, MAX_DETAIL_LENGTH, resultHeaders } from '../../../src/kafka/headers.ts';
 
@@ -62,5 +63,22 @@ describe('deadLetterHeaders', () => {
   it('cuts an overlong detail', () => {
     const headers = deadLetterHeaders(undefined, { ...reason, detail: 'x'.repeat(MAX_DETAIL_LENGTH + 50) });
     expect(headerText(headers.error_detail)).toHaveLength(MAX_DETAIL_LENGTH);
+  });
+
+  it('cleans the values kafkajs decodes for headers named like Object.prototype members, and keeps a __proto__ header', () => {
+    // What kafkajs 2 hands over for headers toString: a, constructor: b and __proto__: c.
+    const decoded: IHeaders = {};
+    Reflect.set(decoded, 'toString', [Object.prototype.toString, Buffer.from('a')]);
+    Reflect.set(decoded, 'constructor', [Object, Buffer.from('b')]);
+    // Its assignment to __proto__ sets the prototype, as this does.
+    Object.setPrototypeOf(decoded, [Object.prototype, Buffer.from('c')]);
+    const carried = carriedHeaders(decoded);
+    expect(Object.keys(carried).sort()).toEqual(['__proto__', 'constructor', 'toString']);
+    expect(Object.getOwnPropertyDescriptor(carried, '__proto__')?.value).toEqual(Buffer.from('c'));
+    expect(Reflect.get(carried, 'toString')).toEqual(Buffer.from('a'));
+    expect(Reflect.get(carried, 'constructor')).toEqual(Buffer.from('b'));
+    const dead = deadLetterHeaders(decoded, { code: 'VALIDATION_ERROR', detail: 'x', topic: 't', partition: 0, offset: '1' });
+    expect(Object.keys(dead)).toEqual(expect.arrayContaining(['__proto__', 'constructor', 'toString']));
+    expect(headerText(Reflect.get(decoded, 'toString'))).toBe('a');
   });
 });
