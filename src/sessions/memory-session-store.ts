@@ -162,7 +162,8 @@ export class MemorySessionStore implements SessionStore {
   #storeFired(session: MemorySession, fired: readonly number[], aggregates: Aggregates, now: number): FiredChange {
     const change = firedChange(session.fired, fired);
     session.fired = [...fired];
-    session.aggregates = { values: aggregates, asOf: now };
+    // The aggregates are as of where the windows ended: the latest now any write brought, which may be ahead of this one.
+    session.aggregates = { values: aggregates, asOf: Math.max(now, session.memory.watermark) };
     return change;
   }
 

@@ -14,7 +14,7 @@
         JSON, contribution record JSON {"t": "<event ms>", "c": [["<accumulator id>", "<value>"], ...]}, fired-set
         change JSON ('' where unused).
   Kinds: 'add' stores the fact, its contribution record and change; 'retract' removes all three; both log the write and
-        bump the version, and the last of them stores its stamp, the fired set and the aggregates (as of its now).
+        bump the version, and the last of them stores its stamp, the fired set and the aggregates (as of the watermark).
         'touch' (a duplicate add) returns the change stored for its fact id; 'check' (a refused add, a retraction of an
         absent fact) stores nothing of its own. Every write moves the watermark (the latest now any write brought);
         all but 'check' refresh the TTL.
@@ -100,8 +100,9 @@ for i = 0, writes - 1 do
 end
 
 if last then
+  -- The aggregates are as of where the windows ended: the watermark, which an earlier write's clock may have set.
   redis.call('HSET', KEYS[1], 'stamp', ARGV[last + 3], 'version', version, 'fired', ARGV[3], 'aggregates', ARGV[4],
-    'aggregates_at', ARGV[last + 1])
+    'aggregates_at', string.format('%.17g', watermark))
   redis.call('LTRIM', KEYS[5], -tonumber(ARGV[2]), -1)
 end
 

@@ -105,6 +105,16 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
       expect(session?.version).toBe(2);
     });
 
+    it('stores the aggregates as of where the windows ended, also when a later write brings an earlier clock', async () => {
+      const id = await created();
+      const base = { specs: [failed10m], maxFacts: 100, fire: none, fact: {}, contributions: [{ accumulatorId: failed10m.id, value: 1 }] };
+      await store.addFact(id, { ...base, factId: 'a', now: T0 + 10 * MINUTE, eventTimeMs: T0 + 10 * MINUTE });
+      // This writer's clock is behind: the window still ends where the first write left it, which b falls outside.
+      const late = await store.addFact(id, { ...base, factId: 'b', now: T0, eventTimeMs: T0 - 5 * MINUTE });
+      expect(late?.aggregates).toEqual({ [failed10m.id]: 1 });
+      expect((await store.get(id))?.aggregates).toEqual({ values: { [failed10m.id]: 1 }, asOf: T0 + 10 * MINUTE });
+    });
+
     it('keeps fact ids named like Object.prototype members as ordinary facts', async () => {
       const id = await created();
       const base = { specs: SPECS, now: T0, maxFacts: 100, fire: none, eventTimeMs: T0 };
