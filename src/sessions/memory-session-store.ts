@@ -45,12 +45,29 @@ interface MemorySession {
   readonly changes: Map<string, FiredChange>;
 }
 
+/** How often expired sessions are let go even if nothing asks for them again (Redis frees them at their TTL). */
+const SWEEP_MS = 60_000;
+
 export class MemorySessionStore implements SessionStore {
   readonly #sessions = new Map<string, MemorySession>();
   readonly #clock: () => number;
+  readonly #sweeper: NodeJS.Timeout;
 
   constructor(options: MemorySessionStoreOptions = {}) {
     this.#clock = options.clock ?? Date.now;
+    this.#sweeper = setInterval(() => this.sweepExpired(), SWEEP_MS).unref();
+  }
+
+  /** Lets go of every session past its TTL; returns how many. Runs every minute by itself. */
+  sweepExpired(): number {
+    const now = this.#clock();
+    let swept = 0;
+    for (const [id, session] of this.#sessions) {
+      if (now < session.deadline) continue;
+      this.#sessions.delete(id);
+      swept += 1;
+    }
+    return swept;
   }
 
   async create(input: CreateSessionInput): Promise<SessionInfo> {
@@ -156,6 +173,7 @@ export class MemorySessionStore implements SessionStore {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.#sweeper);
     this.#sessions.clear();
   }
 
