@@ -43,11 +43,14 @@ function parseJsonText(text: string): unknown {
   } catch (error) {
     throw new AppError('VALIDATION_ERROR', `value is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
-  if (text.includes('__proto__') || text.includes('constructor')) {
-    const path = poisoningKeyPath(parsed);
-    if (path !== undefined) throw new AppError('VALIDATION_ERROR', `value contains the forbidden key at ${path}`);
-  }
+  // A key can be __proto__ or constructor only if the text spells it, literally or with \u escapes.
+  if (text.includes('__proto__') || text.includes('constructor') || text.includes('\\u')) refusePoisoning(parsed);
   return parsed;
+}
+
+function refusePoisoning(parsed: unknown): void {
+  const path = poisoningKeyPath(parsed);
+  if (path !== undefined) throw new AppError('VALIDATION_ERROR', `value contains the forbidden key at ${path}`);
 }
 
 /** The path of the first prototype-poisoning key, walked without recursion; undefined when there is none. */
@@ -108,5 +111,9 @@ export function decodeFactValue(value: Buffer | null, registry: RegistryDecoder 
   if (registry === undefined) {
     throw new AppError('VALIDATION_ERROR', 'value is in the schema registry wire format but SCHEMA_REGISTRY_URL is not configured');
   }
-  return registry.decode(value).then((decoded) => ({ fact: parseFactMessage(decoded), json: undefined }));
+  return registry.decode(value).then((decoded) => {
+    // A JSON Schema payload is parsed JSON too: the same keys are refused as in a plain JSON value.
+    refusePoisoning(decoded);
+    return { fact: parseFactMessage(decoded), json: undefined };
+  });
 }

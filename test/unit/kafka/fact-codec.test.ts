@@ -194,6 +194,24 @@ describe('prototype poisoning', () => {
     );
   });
 
+  it('rejects the same keys spelled with \\u escapes', () => {
+    expect(validationDetail(() => parseJsonValue(Buffer.from('{"facts":{"__pro\\u0074o__":{"admin":true},"a":1}}')))).toBe(
+      'value contains the forbidden key at facts.__proto__',
+    );
+    expect(validationDetail(() => parseJsonValue(Buffer.from('{"facts":{"c\\u006fnstructor":{"prototype":{"x":1}}}}')))).toBe(
+      'value contains the forbidden key at facts.constructor',
+    );
+    expect(parseJsonValue(Buffer.from('{"facts":{"caf\\u00e9":1}}'))).toEqual({ facts: { café: 1 } });
+  });
+
+  it('rejects them in a value decoded through the schema registry too', async () => {
+    const registry = { decode: async () => JSON.parse('{"facts":{"__proto__":{"x":1},"a":1}}') as unknown };
+    const framed = Buffer.from([0, 0, 0, 0, 7, 1]);
+    const error = await Promise.resolve(decodeFactValue(framed, registry)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AppError);
+    expect((error as AppError).message).toBe('value contains the forbidden key at facts.__proto__');
+  });
+
   it('accepts an ordinary field named constructor', () => {
     expect(parseJsonValue(Buffer.from('{"facts":{"constructor":"Ford"}}'))).toEqual({ facts: { constructor: 'Ford' } });
     expect(poisoningKeyPath({ facts: { constructor: 'Ford' } })).toBeUndefined();
