@@ -39,7 +39,20 @@ export function createRegistryDecoder(registry: Pick<SchemaRegistry, 'getSchema'
   };
 }
 
-/** The registry client for a base URL (for Apicurio, the ccompat/v7 API root). */
-export function connectSchemaRegistry(url: string): SchemaRegistry {
-  return new SchemaRegistry({ host: url, clientId: 'rules-evaluator' });
+/** The registry client's middleware type (its HTTP library's), taken from the client so no second copy is imported. */
+type RegistryMiddleware = NonNullable<ConstructorParameters<typeof SchemaRegistry>[0]['middlewares']>[number];
+
+/** How long a registry request may go without an answer before it fails (as unavailable, so it is retried). */
+export const REGISTRY_TIMEOUT_MS = 10_000;
+
+/**
+ * The registry client for a base URL (for Apicurio, the ccompat/v7 API root). Every request has a time-out: a registry
+ * that accepts connections but never answers would otherwise hold its partition's run, and every later use of the
+ * schema id, for good.
+ */
+export function connectSchemaRegistry(url: string, timeoutMs = REGISTRY_TIMEOUT_MS): SchemaRegistry {
+  const timeout: RegistryMiddleware = () => ({
+    prepareRequest: async (next) => (await next()).enhance({ timeout: timeoutMs }),
+  });
+  return new SchemaRegistry({ host: url, clientId: 'rules-evaluator', middlewares: [timeout] });
 }

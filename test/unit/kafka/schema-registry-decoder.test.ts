@@ -1,6 +1,8 @@
+import { once } from 'node:events';
+import { type AddressInfo, createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { isRetryable } from '../../../src/errors.ts';
-import { classifyRegistryError } from '../../../src/kafka/schema-registry-decoder.ts';
+import { classifyRegistryError, connectSchemaRegistry, createRegistryDecoder } from '../../../src/kafka/schema-registry-decoder.ts';
 
 const httpError = (status: number, message: string) => Object.assign(new Error(message), { status });
 
@@ -24,5 +26,24 @@ describe('classifyRegistryError', () => {
     const error = classifyRegistryError(3, new Error('Unsupported schema type'));
     expect(error.code).toBe('VALIDATION_ERROR');
     expect(error.message).toBe('schema id 3 cannot be used to decode: Unsupported schema type');
+  });
+});
+
+describe('connectSchemaRegistry', () => {
+  it('gives up on a registry that accepts connections but never answers, as unavailable (retried), not hanging', async () => {
+    const silent = createServer(() => undefined);
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const decoder = createRegistryDecoder(connectSchemaRegistry(`http://127.0.0.1:${port}`, 200));
+      const started = Date.now();
+      const error = await decoder.decode(Buffer.from([0, 0, 0, 0, 7, 2, 4])).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'UNAVAILABLE' });
+      expect(isRetryable(error)).toBe(true);
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      silent.close();
+    }
   });
 });
