@@ -41,10 +41,15 @@ export function positionFactId(source: SourcePosition): string {
   return `kafka:${topic}:${source.partition}:${source.offset}`;
 }
 
-/** A message key as session text: UTF-8 when it decodes losslessly, else `binary:` + base64url of the bytes. */
+const BINARY = 'binary:';
+
+/**
+ * A message key as session text: UTF-8 when it decodes losslessly, else `binary:` + base64url of the bytes. A text key
+ * that itself starts with `binary:` is encoded too, so no text key can name the session of a key that is not text.
+ */
 export function keyText(key: Buffer): string {
   const text = key.toString('utf8');
-  return Buffer.from(text, 'utf8').equals(key) ? text : `binary:${key.toString('base64url')}`;
+  return Buffer.from(text, 'utf8').equals(key) && !text.startsWith(BINARY) ? text : `${BINARY}${key.toString('base64url')}`;
 }
 
 export function sessionRouter(sessions: KafkaSessions | undefined, streaming: boolean): SessionRouter {

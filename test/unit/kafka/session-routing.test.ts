@@ -68,6 +68,10 @@ describe('keyText', () => {
   it('reads UTF-8 keys as text and other bytes as base64url', () => {
     expect(keyText(Buffer.from('user-7 é'))).toBe('user-7 é');
     expect(keyText(Buffer.from([0xff, 0xfe, 0x00]))).toBe('binary:__4A');
+    // A text key spelling a binary key's session text is encoded too: the two keys never share a session.
+    expect(keyText(Buffer.from([0xff]))).toBe('binary:_w');
+    expect(keyText(Buffer.from('binary:_w'))).toBe(`binary:${Buffer.from('binary:_w').toString('base64url')}`);
+    expect(keyText(Buffer.from('binary:_w'))).not.toBe(keyText(Buffer.from([0xff])));
   });
 });
 
