@@ -1,6 +1,7 @@
 // JSON in and out: the only body parser (poisoning and nesting guards, so nothing recurses without bound), and ready JSON replies.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { nestsDeeperThan } from '../contracts/json-depth.ts';
+import { mayHoldPoisoningKey, poisoningKeyPath } from '../contracts/poisoning-keys.ts';
 import { AppError } from '../errors.ts';
 
 /** Deepest nesting any request body may have; facts have their own, lower limit (MAX_FACT_DEPTH). */
@@ -18,8 +19,7 @@ export function parseJsonBody(text: string): unknown {
   } catch (error) {
     throw new AppError('VALIDATION_ERROR', `The request body is not valid JSON: ${(error as Error).message}`);
   }
-  // A key can be __proto__ or constructor only if the text spells it, literally or with \u escapes.
-  const suspiciousKeys = text.includes('__proto__') || text.includes('constructor') || text.includes('\\u');
+  const suspiciousKeys = mayHoldPoisoningKey(text);
   // Every level of nesting takes two brackets, so a body this short cannot be too deep and needs no walk.
   if (text.length <= 2 * MAX_BODY_DEPTH && !suspiciousKeys) return value;
   const problem = inspectJson(value, MAX_BODY_DEPTH, suspiciousKeys);
@@ -34,28 +34,10 @@ export function parseJsonBody(text: string): unknown {
 export function inspectJson(root: unknown, maxDepth: number, checkKeys: boolean): string | undefined {
   if (nestsDeeperThan(root, maxDepth)) return `The request body is nested deeper than ${maxDepth} levels.`;
   if (!checkKeys) return undefined;
-  // Only bodies whose text mentions __proto__, constructor or a \u escape get here: the common case builds no paths.
-  const stack: { value: unknown; path: string }[] = [{ value: root, path: '' }];
-  while (stack.length > 0) {
-    const { value, path } = stack.pop()!;
-    if (typeof value !== 'object' || value === null) continue;
-    if (Array.isArray(value)) {
-      for (let index = 0; index < value.length; index++) stack.push({ value: value[index], path: `${path}[${index}]` });
-      continue;
-    }
-    for (const key of Object.keys(value)) {
-      const child = (value as Record<string, unknown>)[key];
-      const childPath = path === '' ? key : `${path}.${key}`;
-      if (isPoisoningKey(key, child)) return `The request body contains the forbidden key "${key}" at ${childPath}.`;
-      stack.push({ value: child, path: childPath });
-    }
-  }
-  return undefined;
-}
-
-function isPoisoningKey(key: string, child: unknown): boolean {
-  if (key === '__proto__') return true;
-  return key === 'constructor' && typeof child === 'object' && child !== null && Object.hasOwn(child, 'prototype');
+  const path = poisoningKeyPath(root);
+  if (path === undefined) return undefined;
+  // Poisoning keys are object keys, never array indices: the key is the path's last segment.
+  return `The request body contains the forbidden key "${path.slice(path.lastIndexOf('.') + 1)}" at ${path}.`;
 }
 
 declare module 'fastify' {

@@ -1,6 +1,8 @@
 // Turns the bytes of a facts-topic message into a FactMessage, or says precisely why it never can.
+
 import { z } from 'zod';
 import { type FactMessage, factMessageSchema } from '../contracts/kafka-messages.ts';
+import { mayHoldPoisoningKey, poisoningKeyPath } from '../contracts/poisoning-keys.ts';
 import { AppError } from '../errors.ts';
 import { fastFactMessage } from './fact-fast-check.ts';
 
@@ -43,31 +45,13 @@ function parseJsonText(text: string): unknown {
   } catch (error) {
     throw new AppError('VALIDATION_ERROR', `value is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
-  // A key can be __proto__ or constructor only if the text spells it, literally or with \u escapes.
-  if (text.includes('__proto__') || text.includes('constructor') || text.includes('\\u')) refusePoisoning(parsed);
+  if (mayHoldPoisoningKey(text)) refusePoisoning(parsed);
   return parsed;
 }
 
 function refusePoisoning(parsed: unknown): void {
   const path = poisoningKeyPath(parsed);
   if (path !== undefined) throw new AppError('VALIDATION_ERROR', `value contains the forbidden key at ${path}`);
-}
-
-/** The path of the first prototype-poisoning key, walked without recursion; undefined when there is none. */
-export function poisoningKeyPath(root: unknown): string | undefined {
-  const stack: { value: unknown; path: string }[] = [{ value: root, path: '' }];
-  while (stack.length > 0) {
-    const { value, path } = stack.pop()!;
-    if (typeof value !== 'object' || value === null) continue;
-    for (const [key, child] of Object.entries(value)) {
-      const childPath = Array.isArray(value) ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`;
-      const poisoning =
-        key === '__proto__' || (key === 'constructor' && typeof child === 'object' && child !== null && Object.hasOwn(child, 'prototype'));
-      if (poisoning) return childPath;
-      stack.push({ value: child, path: childPath });
-    }
-  }
-  return undefined;
 }
 
 /** Copies a decoded value into plain JSON data: Avro decoders return class instances, bigints and Buffers. */

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_FACT_DEPTH, nestsDeeperThan } from '../../../src/contracts/json-depth.ts';
+import { poisoningKeyPath } from '../../../src/contracts/poisoning-keys.ts';
 import { AppError } from '../../../src/errors.ts';
 import {
   decodeFactValue,
   parseFactMessage,
   parseJsonValue,
-  poisoningKeyPath,
   toPlainJson,
   valueFormat,
   wireSchemaId,
