@@ -3,13 +3,25 @@ import type { Predicate } from './compile-condition.ts';
 import { emptyTrieNode, insertIntoTrie, sealTrie, type TrieNode } from './equality-trie.ts';
 import type { FactSlots } from './fact-slots.ts';
 import type { EqualityTest, RangeTest } from './gate-plan.ts';
-import { lowerSatisfied, type RangeField, RangeSideBuilder, upperSatisfied } from './range-index.ts';
+import { lowerSatisfied, type RangeField, type RangeSide, RangeSideBuilder, upperSatisfied } from './range-index.ts';
 import type { ResidualProgram } from './residual-program.ts';
 
-/** One way a rule can become a candidate: all its selected equality keys hold, or all its range tests hold. */
+/**
+ * One way a rule can become a candidate: all its selected equality keys hold, or all its range tests hold. An equality
+ * gate may also name one numeric range test of its alternative (`range`): at its trie node the rule is then sorted by
+ * that test's bound, and a fact reaches only the rules whose bound it satisfies.
+ */
 export type Gate =
-  | { readonly kind: 'equality'; readonly keys: readonly EqualityTest[] }
+  | { readonly kind: 'equality'; readonly keys: readonly EqualityTest[]; readonly range?: RangeTest | null }
   | { readonly kind: 'range'; readonly tests: readonly RangeTest[] };
+
+/** The rules at one trie node that share a range field and side, sorted so a fact value satisfies a prefix of them. */
+interface LeafRange {
+  readonly slot: number;
+  readonly lower: boolean;
+  /** Links are network-local rules. */
+  readonly side: RangeSide<number>;
+}
 
 /** A rule as the network sees it, given in fired order (priority descending, then id ascending). */
 export interface NetworkRule {
@@ -51,8 +63,12 @@ export class AlphaNetwork {
   readonly #slots: FactSlots;
   readonly #program: ResidualProgram;
   readonly #trie: TrieNode = emptyTrieNode();
-  /** Rules ending at trie nodes, `[count, (local, rows, flags)...]` per node. */
+  /**
+   * Rules ending at trie nodes, `[count, (local, rows, flags)..., ranges]` per node: the rules confirmed whenever the
+   * node is reached, then the index in #leafRanges of the node's range-sorted rules (-1: none).
+   */
   readonly #leafData: Int32Array;
+  readonly #leafRanges: (readonly LeafRange[])[] = [];
   readonly #ranges: RangeField[] = [];
   readonly #fallback: Int32Array;
   readonly #meta: Int32Array;
@@ -88,6 +104,8 @@ export class AlphaNetwork {
     this.#closures = rules.map((rule) => rule.closure);
     const slotOf = (field: string): number => slots.slotOf(field);
     const fallback: number[] = [];
+    /** Per trie entry: the rule and the numeric range test that sorts it at its node (null: reached unsorted). */
+    const trieEntries: { local: number; range: RangeTest | null }[] = [];
     const entryRule: number[] = [];
     const entryNeed: number[] = [];
     const ranges = new Map<number, ReturnType<typeof rangeBuilders>>();
@@ -100,7 +118,8 @@ export class AlphaNetwork {
       }
       for (const gate of rule.gates) {
         if (gate.kind === 'equality') {
-          insertIntoTrie(this.#trie, gate.keys, slotOf, local);
+          insertIntoTrie(this.#trie, gate.keys, slotOf, trieEntries.length);
+          trieEntries.push({ local, range: gate.range ?? null });
           if (measureSharing) {
             for (const key of gate.keys) {
               const slot = slotOf(key.field);
@@ -150,7 +169,33 @@ export class AlphaNetwork {
       });
     }
     this.linkedRulesAvg = tests === 0 ? 0 : links / tests;
-    this.#leafData = sealTrie(this.#trie, (local, out) => out.push(local, meta[local * META]!, meta[local * META + 1]!));
+    this.#leafData = sealTrie(this.#trie, (entries, out) => {
+      const unsorted: number[] = [];
+      const sorted = new Map<string, { slot: number; lower: boolean; builder: RangeSideBuilder<number> }>();
+      for (const entry of entries) {
+        const { local, range } = trieEntries[entry]!;
+        if (range === null) {
+          unsorted.push(local, meta[local * META]!, meta[local * META + 1]!);
+          continue;
+        }
+        const slot = slotOf(range.field);
+        const key = `${slot}${range.side}`;
+        let group = sorted.get(key);
+        if (group === undefined) {
+          group = { slot, lower: range.side === 'lower', builder: new RangeSideBuilder<number>(range.side) };
+          sorted.set(key, group);
+        }
+        group.builder.add(range.bound as number, range.strict, local);
+      }
+      out.push(unsorted.length / 3);
+      for (const value of unsorted) out.push(value);
+      if (sorted.size === 0) {
+        out.push(-1);
+        return;
+      }
+      out.push(this.#leafRanges.length);
+      this.#leafRanges.push([...sorted.values()].map(({ slot, lower, builder }) => ({ slot, lower, side: builder.build()! })));
+    });
     this.#fallback = Int32Array.from(fallback);
     this.#entryRule = Int32Array.from(entryRule);
     this.#entryNeed = Uint16Array.from(entryNeed);
@@ -259,6 +304,20 @@ export class AlphaNetwork {
     const data = this.#leafData;
     const end = offset + 1 + data[offset]! * 3;
     for (let i = offset + 1; i < end; i += 3) this.#candidate(data[i]!, data[i + 1]!, data[i + 2]!, facts);
+    const ranges = data[end]!;
+    if (ranges >= 0) this.#visitLeafRanges(this.#leafRanges[ranges]!, facts);
+  }
+
+  /** Confirms only the range-sorted rules whose bound the fact's value satisfies (a number; NaN satisfies none, as in rows). */
+  #visitLeafRanges(ranges: readonly LeafRange[], facts: object): void {
+    for (let r = 0; r < ranges.length; r += 1) {
+      const range = ranges[r]!;
+      const value = this.#slots.value(range.slot);
+      if (typeof value !== 'number') continue;
+      const satisfied = range.lower ? lowerSatisfied(range.side, value) : upperSatisfied(range.side, value);
+      const links = range.side.links;
+      for (let i = 0; i < satisfied; i += 1) this.#candidateOf(links[i]!, facts);
+    }
   }
 
   #visit(node: TrieNode, facts: object): void {

@@ -5,21 +5,21 @@ import type { EqualityTest, GatePlan } from './gate-plan.ts';
 /** Map keys are compared with SameValueZero, so "5", 5, true and null are distinct keys, as `==` requires. */
 export interface TrieEdge {
   readonly slot: number;
-  /** A child with edges of its own is a node; a child that only ends rules is its offset in the leaf data (see sealTrie). */
+  /** A child with edges of its own is a node; a child that only ends entries is its offset in the leaf data (see sealTrie). */
   readonly children: Map<unknown, TrieNode | number>;
 }
 
 export interface TrieNode {
-  /** Network-local rules whose selected equality tests all hold once this node is reached; emptied by sealTrie. */
-  rules: number[];
-  /** Offset of this node's rules in the leaf data, -1 when none (set by sealTrie). */
+  /** Entries (the network's ids for rule gates) whose selected equality tests all hold once this node is reached; emptied by sealTrie. */
+  entries: number[];
+  /** Offset of this node's block in the leaf data, -1 when none (set by sealTrie). */
   leaf: number;
   /** Leaves share one empty list; a node gets its own on its first edge. */
   edges: TrieEdge[];
 }
 
 const NO_EDGES: TrieEdge[] = [];
-const NO_RULES: number[] = [];
+const NO_ENTRIES: number[] = [];
 
 /** A rule's `in` lists multiply into trie paths; beyond this product the remaining tests are left to the closure. */
 const MAX_PATHS_PER_RULE = 256;
@@ -73,20 +73,20 @@ export function selectKeys(equalities: readonly EqualityTest[], order: FieldOrde
 }
 
 export function emptyTrieNode(): TrieNode {
-  return { rules: [], leaf: -1, edges: NO_EDGES };
+  return { entries: [], leaf: -1, edges: NO_EDGES };
 }
 
-/** Adds one rule under every combination of its selected keys' values (an empty `in` list adds nothing: it never holds). */
+/** Adds one entry under every combination of its selected keys' values (an empty `in` list adds nothing: it never holds). */
 export function insertIntoTrie(
   node: TrieNode,
   keys: readonly EqualityTest[],
   slotOf: (field: string) => number,
-  rule: number,
+  entry: number,
   depth = 0,
 ): void {
   const key = keys[depth];
   if (key === undefined) {
-    node.rules.push(rule);
+    node.entries.push(entry);
     return;
   }
   const slot = slotOf(key.field);
@@ -101,22 +101,21 @@ export function insertIntoTrie(
       child = emptyTrieNode();
       edge.children.set(value, child);
     }
-    insertIntoTrie(child, keys, slotOf, rule, depth + 1);
+    insertIntoTrie(child, keys, slotOf, entry, depth + 1);
   }
 }
 
 /**
- * Writes every node's rules into one flat array, `[count, entry...]` per node (entry: see `entry`), and replaces each
+ * Writes every node's entries into one flat array, one block per node (its layout is `block`'s), and replaces each
  * child that has no edges by its offset there: reaching a leaf then reads one contiguous block instead of three objects.
  */
-export function sealTrie(root: TrieNode, entry: (rule: number, out: number[]) => void): Int32Array {
+export function sealTrie(root: TrieNode, block: (entries: readonly number[], out: number[]) => void): Int32Array {
   const data: number[] = [];
   const place = (node: TrieNode): number => {
-    if (node.rules.length === 0) return -1;
+    if (node.entries.length === 0) return -1;
     const offset = data.length;
-    data.push(node.rules.length);
-    for (const rule of node.rules) entry(rule, data);
-    node.rules = NO_RULES;
+    block(node.entries, data);
+    node.entries = NO_ENTRIES;
     return offset;
   };
   const seal = (node: TrieNode): void => {

@@ -1,5 +1,5 @@
 // RuleEngine: a compiled, immutable rule set. Indexed matching per domain, explanations, no I/O and no clock of its own.
-import type { ConditionNode } from '../contracts/condition-dsl.ts';
+import { CANONICAL_OPERATOR, type ConditionNode } from '../contracts/condition-dsl.ts';
 import type { EvaluationResult, Explanation } from '../contracts/evaluation.ts';
 import { DEFAULT_DOMAIN, type Rule, type RuleInput } from '../contracts/rule.ts';
 import { AppError } from '../errors.ts';
@@ -350,8 +350,13 @@ export class RuleEngine {
       plan.alternatives?.map((alternative): Gate => {
         if (alternative.equalities.length > 0) {
           const keys = selectKeys(alternative.equalities, order);
-          if (plan.direct) for (const key of keys) covered.push(key.node);
-          return { kind: 'equality', keys };
+          // The first numeric range test sorts the rule at its trie node; a whole comparison it answers needs no row.
+          const range = alternative.ranges.find((test) => typeof test.bound === 'number') ?? null;
+          if (plan.direct) {
+            for (const key of keys) covered.push(key.node);
+            if (range !== null && CANONICAL_OPERATOR[range.node.op] !== 'between') covered.push(range.node);
+          }
+          return { kind: 'equality', keys, range };
         }
         if (plan.direct) for (const test of alternative.ranges) covered.push(test.node);
         return { kind: 'range', tests: alternative.ranges };

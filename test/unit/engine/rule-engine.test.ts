@@ -188,6 +188,49 @@ describe('RuleEngine.evaluate', () => {
     expect(engine.evaluate({ k: 2, y: 'z' }).fired_rules).toEqual([]);
   });
 
+  it('sorts rules sharing an equality gate by their first numeric bound, and fires exactly those the value satisfies', () => {
+    const bounds: [string, unknown][] = [
+      ['>', 10],
+      ['>=', 10],
+      ['<', 10],
+      ['<=', 10],
+      ['>', -5],
+      ['<', 0],
+      ['between', [5, 10]],
+    ];
+    // Rules 1..7: the bound alone after the gate; 11..17: a second, unindexed bound that must still be confirmed.
+    const rules = bounds.flatMap(([op, value], index) => [
+      rule(index + 1, { type: 'and', children: [leaf('m', '==', 'x'), leaf('amount', op, value)] } as ConditionNode),
+      rule(index + 11, {
+        type: 'and',
+        children: [leaf('m', '==', 'x'), leaf('amount', op, value), leaf('score', '<', 3)],
+      } as ConditionNode),
+    ]);
+    const engine = RuleEngine.compile(rules);
+    const expected = (amount: unknown, score: unknown): number[] => {
+      const holds = bounds.map(([op, value]) => {
+        if (typeof amount !== 'number') return false;
+        const bound = value as number;
+        if (op === '>') return amount > bound;
+        if (op === '>=') return amount >= bound;
+        if (op === '<') return amount < bound;
+        if (op === '<=') return amount <= bound;
+        const [low, high] = value as [number, number];
+        return amount >= low && amount <= high;
+      });
+      const ids = holds.flatMap((held, index) => (held ? [index + 1] : []));
+      const confirmed = typeof score === 'number' && score < 3 ? holds.flatMap((held, index) => (held ? [index + 11] : [])) : [];
+      return [...ids, ...confirmed];
+    };
+    for (const amount of [-10, -5, -0, 0, 4.9, 5, 9.99, 10, 10.01, Infinity, -Infinity, Number.NaN, '10', null, undefined]) {
+      for (const score of [1, 3, undefined]) {
+        const facts = { m: 'x', amount, score };
+        expect(engine.evaluate(facts).fired_rules, `amount ${String(amount)}, score ${String(score)}`).toEqual(expected(amount, score));
+        expect(engine.evaluate({ ...facts, m: 'y' }).fired_rules).toEqual([]);
+      }
+    }
+  });
+
   it('never fires a rule gated by an empty `in` list', () => {
     expect(fired({ type: 'and', children: [leaf('a', 'in', []), leaf('b', '==', 1)] } as ConditionNode, { a: 1, b: 1 })).toBe(false);
   });
@@ -319,9 +362,10 @@ describe('EngineMetrics wiring', () => {
     engine.evaluate({ m: 'none', amount: 50 });
     const snapshot = metrics.snapshot();
     expect(snapshot.evaluations).toBe(2);
-    // Fact 1: rules 1, 9 (gated by m0) and 10 (no gate) run; fact 2: only rule 10.
-    expect(snapshot.candidates_per_fact_out).toBe(2);
-    expect(snapshot.alpha_prune_ratio).toBeCloseTo(1 - 4 / 20);
+    // Only rule 10 (no gate) runs a residual, on each fact. Fact 1 reaches m0's trie node, where rules 1 and 9 are sorted
+    // by their amount bounds: 50 > 10 fires rule 1 on the index alone, and 50 < 5 fails, so rule 9 is never run.
+    expect(snapshot.candidates_per_fact_out).toBe(1);
+    expect(snapshot.alpha_prune_ratio).toBeCloseTo(1 - 2 / 20);
     expect(snapshot.eval_latency_ms_p95).toBe(1);
     // Equality tests m0..m7: nine links over eight distinct tests.
     expect(snapshot.linked_rules_avg).toBeCloseTo(9 / 8);
