@@ -1,5 +1,5 @@
 // Engine benchmark: this engine, json-rules-engine, a naive closure loop and the JSON.parse floor, side by side.
-// Usage: npm run bench [-- --quick] [-- --sizes=1000,10000] [-- --profiles=selective]
+// Usage: npm run bench [-- --quick] [-- --sizes=1000,10000] [-- --profiles=selective,grouped]
 import os from 'node:os';
 import { hrtime } from 'node:process';
 import type { Rule } from '../src/contracts/rule.ts';
@@ -8,6 +8,7 @@ import { type Checked, checkAgreement, DisagreementError } from './lib/agreement
 import { type BenchOptions, parseBenchOptions, UsageError } from './lib/cli-options.ts';
 import { buildEngine, compileCondition } from './lib/engine-contender.ts';
 import type { SyncEvaluate } from './lib/fired-rules.ts';
+import { groupedProfile } from './lib/grouped-profile.ts';
 import { buildJsonRulesEngine } from './lib/json-rules-engine-peer.ts';
 import { machineHeader } from './lib/machine.ts';
 import { buildNaiveLoop } from './lib/naive-loop.ts';
@@ -54,11 +55,14 @@ const QUICK: RunPlan = {
 const PROFILES: Record<ProfileName, (options: ProfileOptions) => Profile> = {
   selective: selectiveProfile,
   adversarial: adversarialProfile,
+  grouped: groupedProfile,
 };
 
 const PROFILE_WORDING: Record<ProfileName, string> = {
   selective: 'Every rule gated by `merchant ==` (or `mcc ==` plus `country in`) and 1–3 range, inequality or contains tests',
   adversarial: 'Every rule is `amount > t1 and score < t2` with random thresholds: no gate to prune on',
+  grouped:
+    'Every rule is `country == c and amount > t`, or `channel == ch and account_age_days < d and amount >= t`: 24 distinct gates, each shared by many rules that differ only in thresholds',
 };
 
 interface Built<T> {

@@ -1,4 +1,4 @@
-// Command-line flags of the engine benchmark: --quick, --sizes=1000,10000, --profiles=selective,adversarial.
+// Command-line flags of the engine benchmark: --quick, --sizes=1000,10000, --profiles=selective,adversarial,grouped.
 import { parseArgs } from 'node:util';
 import type { ProfileName } from './profile.ts';
 
@@ -10,7 +10,7 @@ export interface BenchOptions {
 
 export const DEFAULT_SIZES = [1_000, 10_000, 100_000];
 export const MAX_SIZE = 1_000_000;
-const PROFILE_NAMES: readonly ProfileName[] = ['selective', 'adversarial'];
+const PROFILE_NAMES: readonly ProfileName[] = ['selective', 'adversarial', 'grouped'];
 
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -26,7 +26,9 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
       options: { quick: { type: 'boolean' }, sizes: { type: 'string' }, profiles: { type: 'string' } },
     }));
   } catch (error) {
-    throw new UsageError(`${(error as Error).message}. Usage: bench [--quick] [--sizes=1000,10000] [--profiles=selective,adversarial]`);
+    throw new UsageError(
+      `${(error as Error).message}. Usage: bench [--quick] [--sizes=1000,10000] [--profiles=selective,adversarial,grouped]`,
+    );
   }
   return {
     quick: values.quick ?? false,

@@ -4,7 +4,7 @@ import type { Rule } from '../../src/contracts/rule.ts';
 /** A fact as the engine receives it once parsed. */
 export type Fact = Record<string, unknown>;
 
-export type ProfileName = 'selective' | 'adversarial';
+export type ProfileName = 'selective' | 'adversarial' | 'grouped';
 
 export interface Profile {
   name: ProfileName;

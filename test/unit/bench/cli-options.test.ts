@@ -13,7 +13,7 @@ function usageError(argv: string[]): string {
 
 describe('parseBenchOptions', () => {
   it('runs every size and profile at full length by default', () => {
-    expect(parseBenchOptions([])).toEqual({ quick: false, sizes: DEFAULT_SIZES, profiles: ['selective', 'adversarial'] });
+    expect(parseBenchOptions([])).toEqual({ quick: false, sizes: DEFAULT_SIZES, profiles: ['selective', 'adversarial', 'grouped'] });
   });
 
   it('reads --quick, --sizes and --profiles', () => {
@@ -52,7 +52,7 @@ describe('parseBenchOptions', () => {
   });
 
   it('rejects an unknown profile, naming the known ones', () => {
-    expect(usageError(['--profiles=random'])).toBe('--profiles: unknown profile "random" (known: selective, adversarial)');
+    expect(usageError(['--profiles=random'])).toBe('--profiles: unknown profile "random" (known: selective, adversarial, grouped)');
   });
 
   it('rejects --sizes without a value', () => {

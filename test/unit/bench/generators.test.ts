@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { adversarialProfile } from '../../../bench/lib/adversarial-profile.ts';
-import { MISSING_SHARE } from '../../../bench/lib/fact-generator.ts';
+import { CHANNELS, COUNTRIES, MISSING_SHARE } from '../../../bench/lib/fact-generator.ts';
+import { groupedProfile } from '../../../bench/lib/grouped-profile.ts';
 import { cents, mulberry32, pick, pickDistinct, randomInt } from '../../../bench/lib/prng.ts';
 import { referenceMatches } from '../../../bench/lib/reference-evaluator.ts';
 import { selectiveIdSpaces, selectiveProfile } from '../../../bench/lib/selective-profile.ts';
 import { ruleSchema } from '../../../src/contracts/rule.ts';
+import { RuleEngine } from '../../../src/engine/index.ts';
 
 describe('mulberry32', () => {
   it('produces the reference mulberry32 sequence for a seed', () => {
@@ -128,5 +130,42 @@ describe('adversarialProfile', () => {
       ),
     );
     expect(thresholds.size).toBe(500);
+  });
+});
+
+describe('groupedProfile', () => {
+  const options = { ruleCount: 500, factCount: 200, seed: 5 };
+
+  it('is deterministic for a seed', () => {
+    expect(groupedProfile(options)).toEqual(groupedProfile(options));
+    expect(groupedProfile({ ...options, seed: 6 })).not.toEqual(groupedProfile(options));
+  });
+
+  it('gates every rule by country or channel, shared by many rules, ahead of thresholds', () => {
+    const gates = new Map<string, number>();
+    for (const rule of groupedProfile(options).rules) {
+      expect(ruleSchema.safeParse(rule).success).toBe(true);
+      const condition = rule.condition_dsl;
+      if (condition.type !== 'and') throw new Error('expected an and');
+      const [gate, ...thresholds] = condition.children;
+      if (gate?.type !== 'condition') throw new Error('expected a comparison first');
+      expect(['country', 'channel']).toContain(gate.field);
+      expect(gate.op).toBe('==');
+      expect(thresholds.map((child) => (child.type === 'condition' ? child.op : child.type))).toEqual(
+        gate.field === 'country' ? ['>'] : ['<', '>='],
+      );
+      const key = `${gate.field}=${String(gate.value)}`;
+      gates.set(key, (gates.get(key) ?? 0) + 1);
+    }
+    expect(gates.size).toBeLessThanOrEqual(COUNTRIES.length + CHANNELS.length);
+    expect(Math.min(...gates.values())).toBeGreaterThan(5);
+  });
+
+  it('fires a few rules per fact, not most of them', () => {
+    const { rules, facts } = groupedProfile(options);
+    const engine = RuleEngine.compile(rules);
+    const fired = facts.reduce((sum, fact) => sum + engine.evaluate(fact).fired_rules.length, 0) / facts.length;
+    expect(fired).toBeGreaterThan(0.2);
+    expect(fired).toBeLessThan(rules.length * 0.05);
   });
 });
