@@ -77,7 +77,7 @@ function gauge(registers: Registry[], name: string, help: string, read: () => nu
     collect() {
       const value = read();
       // An unset signal is left out rather than reported as 0.
-      if (value === null) this.reset();
+      if (value === null) this.remove();
       else this.set(value);
     },
   });

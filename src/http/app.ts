@@ -16,7 +16,7 @@ import { frameworkErrorReplier, MAX_PARAM_LENGTH, registerErrorHandling } from '
 import { registerJsonBody } from './json-body.ts';
 import { registerOpenApi } from './openapi.ts';
 import { LazyRequestLogger } from './request-logger.ts';
-import { registerRequestMetrics } from './request-metrics.ts';
+import { type CountUnrouted, registerRequestMetrics } from './request-metrics.ts';
 import { healthRoutes } from './routes/health.ts';
 import { auditRoutes } from './routes/v1/audit.ts';
 import { evaluationRoutes } from './routes/v1/evaluation.ts';
@@ -74,6 +74,8 @@ function buildSessions(deps: AppDependencies, metrics: ServiceMetrics | undefine
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const { config } = deps;
   const loggerInstance: FastifyBaseLogger = deps.logger;
+  // Set once the metrics are registered; Fastify takes the replier for pre-routing errors before that.
+  let countUnrouted: CountUnrouted | undefined;
   const app = Fastify({
     loggerInstance,
     // One line per request costs more than an evaluation; failures are logged by the error handler instead.
@@ -86,7 +88,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     return503OnClosing: false,
     requestIdHeader: 'x-request-id',
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
-    frameworkErrors: frameworkErrorReplier(config.bodyLimit),
+    frameworkErrors: frameworkErrorReplier(config.bodyLimit, (method, status, seconds) => countUnrouted?.(method, status, seconds)),
   });
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(jsonSerializerCompiler);
@@ -110,7 +112,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   const metrics = config.metrics === 'prometheus' ? deps.metrics : undefined;
   if (config.metrics === 'prometheus' && metrics === undefined) throw new Error('RULES_METRICS=prometheus needs a ServiceMetrics');
-  if (metrics !== undefined) registerRequestMetrics(app, metrics);
+  if (metrics !== undefined) countUnrouted = registerRequestMetrics(app, metrics);
 
   const services: HttpServices = {
     config,

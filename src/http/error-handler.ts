@@ -49,11 +49,15 @@ export function toErrorReply(error: unknown, bodyLimit: number): ErrorReply {
 /** Longest path parameter routed (ids run to 200 characters); Fastify answers longer ones before any route or hook. */
 export const MAX_PARAM_LENGTH = 512;
 
-/** Fastify's `frameworkErrors` option: errors it meets before routing (a bad URL, an over-long parameter) in our shape. */
-export function frameworkErrorReplier(bodyLimit: number) {
-  return (error: unknown, _request: FastifyRequest, response: FastifyReply): void => {
+/**
+ * Fastify's `frameworkErrors` option: errors it meets before routing (a bad URL, an over-long parameter) in our shape;
+ * `answered` learns of each reply, since these skip the hooks that count requests.
+ */
+export function frameworkErrorReplier(bodyLimit: number, answered?: (method: string, status: number, seconds: number) => void) {
+  return (error: unknown, request: FastifyRequest, response: FastifyReply): void => {
     const { status, body } = toErrorReply(error, bodyLimit);
     response.code(status).type('application/json').send(body);
+    answered?.(request.method, status, response.elapsedTime / 1_000);
   };
 }
 

@@ -5,7 +5,10 @@ import type { ServiceMetrics } from '../evaluation/service-metrics.ts';
 
 const DURATION_BUCKETS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
-export function registerRequestMetrics(app: FastifyInstance, metrics: ServiceMetrics): void {
+/** Counts a reply Fastify sent before routing (a bad URL, an over-long parameter), which skips the onResponse hook. */
+export type CountUnrouted = (method: string, statusCode: number, seconds: number) => void;
+
+export function registerRequestMetrics(app: FastifyInstance, metrics: ServiceMetrics): CountUnrouted {
   const labelNames = ['method', 'route', 'status_code'] as const;
   const registers = [metrics.registry];
   const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests answered.', labelNames, registers });
@@ -28,4 +31,9 @@ export function registerRequestMetrics(app: FastifyInstance, metrics: ServiceMet
     duration.observe(labels, reply.elapsedTime / 1_000);
     done();
   });
+  return (method, statusCode, seconds) => {
+    const labels = { method, route: 'unmatched', status_code: statusCode };
+    requests.inc(labels);
+    duration.observe(labels, seconds);
+  };
 }

@@ -12,7 +12,7 @@ export function registerKafkaMetrics(registry: Registry, pipeline: Pick<KafkaPip
       try {
         this.set(await pipeline.lag());
       } catch {
-        this.reset();
+        this.remove();
       }
     },
   });

@@ -190,6 +190,26 @@ describe('Prometheus metrics (RULES_METRICS=prometheus)', () => {
     expect(rule.id).toBeGreaterThan(0);
   });
 
+  it('leaves out a signal with no value yet instead of reporting 0', async () => {
+    // No session has been written here: the session signals have no value.
+    const text = (await json(t.app, 'GET', '/api/v1/metrics')).body;
+    for (const name of ['rules_engine_working_memory_size', 'rules_engine_node_memory_hit_rate']) {
+      expect(text).toContain(`# TYPE ${name} gauge`);
+      expect(text).not.toMatch(new RegExp(`^${name} `, 'm'));
+    }
+  });
+
+  it('counts requests Fastify refuses before routing (a malformed URL, an over-long parameter)', async () => {
+    const before = (await json(t.app, 'GET', '/api/v1/metrics')).body;
+    const counted = (text: string): number =>
+      Number(/^http_requests_total\{method="GET",route="unmatched",status_code="400"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    expect((await t.app.inject({ method: 'GET', url: '/api/v1/%ZZ' })).statusCode).toBe(400);
+    expect((await t.app.inject({ method: 'GET', url: `/api/v1/sessions/${'x'.repeat(600)}` })).statusCode).toBe(400);
+    const after = (await json(t.app, 'GET', '/api/v1/metrics')).body;
+    expect(counted(after) - counted(before)).toBe(2);
+    expect(after).toMatch(/^http_request_duration_seconds_count\{method="GET",route="unmatched",status_code="400"\} [1-9]/m);
+  });
+
   it('lists the metrics route in the OpenAPI document', async () => {
     const document = (await json(t.app, 'GET', '/openapi.json')).json();
     expect(document.paths).toHaveProperty('/api/v1/metrics');
