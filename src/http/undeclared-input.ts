@@ -11,7 +11,10 @@ const NO_QUERY = withFastAccept(z.strictObject({}), (query) => {
 });
 
 const refuseBody: preValidationHookHandler = (request, _reply, done) => {
-  if (request.body === undefined || request.body === null) {
+  // Fastify never parses a GET or HEAD body, so the headers tell whether one was sent.
+  const length = request.headers['content-length'];
+  const sent = (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
+  if ((request.body === undefined || request.body === null) && !sent) {
     done();
     return;
   }

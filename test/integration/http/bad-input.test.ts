@@ -188,6 +188,21 @@ describe.each(STORE_KINDS)('bad input over HTTP (%s)', (kind) => {
     // The rule survives: a DELETE with a body is refused before it runs (afterAll checks the store is unchanged).
     expectError(await json(t.app, 'DELETE', `/api/v1/rules/${ruleId}`, { soft: true }), 400, 'VALIDATION_ERROR', /takes no body/);
     expect((await json(t.app, 'GET', `/api/v1/rules/${ruleId}`)).statusCode).toBe(200);
+    // A GET body is never parsed, so a filter sent there would silently do nothing: refused whatever its type.
+    expectError(
+      await json(t.app, 'GET', '/api/v1/rules', { domain: 'typo' }),
+      400,
+      'VALIDATION_ERROR',
+      /GET \/api\/v1\/rules takes no body/,
+    );
+    const plain = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/rules',
+      headers: { 'content-type': 'text/plain' },
+      payload: 'domain=x',
+    });
+    expectError(plain, 400, 'VALIDATION_ERROR', /takes no body/);
+    expect((await t.app.inject({ method: 'GET', url: '/api/v1/rules', headers: { 'content-length': '0' } })).statusCode).toBe(200);
     // Declared parameters still work, and a route without any answers a clean request.
     expect((await json(t.app, 'GET', '/api/v1/rules?limit=1')).statusCode).toBe(200);
     expect((await json(t.app, 'GET', '/api/v1/audit/verify')).statusCode).toBe(200);
