@@ -210,8 +210,11 @@ describe('Prometheus metrics (RULES_METRICS=prometheus)', () => {
     expect(after).toMatch(/^http_request_duration_seconds_count\{method="GET",route="unmatched",status_code="400"\} [1-9]/m);
   });
 
-  it('lists the metrics route in the OpenAPI document', async () => {
+  it('lists the metrics route in the OpenAPI document, with its text body and its error statuses', async () => {
     const document = (await json(t.app, 'GET', '/openapi.json')).json();
-    expect(document.paths).toHaveProperty('/api/v1/metrics');
+    const responses = document.paths['/api/v1/metrics'].get.responses;
+    expect(Object.keys(responses).sort()).toEqual(['200', '400', '401', '403', '503']);
+    expect(Object.keys(responses['200'].content)).toEqual(['text/plain; version=0.0.4; charset=utf-8']);
+    expect(responses['403'].content['application/json'].schema).toBeDefined();
   });
 });
