@@ -2,10 +2,21 @@
 import { z } from 'zod';
 import { components, MAX_ID, pageQueryFields, timestampField } from './common.ts';
 
+/**
+ * The instant rounded up to a whole millisecond (Date drops finer digits): audit times are whole milliseconds, so
+ * `at >= since` and `at < until` then mean what they did for the finer instant.
+ */
+function wholeMillisecondCeiling(text: string): Date {
+  const date = new Date(text);
+  const fraction = /\.(\d+)/.exec(text)?.[1] ?? '';
+  if (/[1-9]/.test(fraction.slice(3))) date.setTime(date.getTime() + 1);
+  return date;
+}
+
 const instant = (name: string) =>
   z.iso
     .datetime({ offset: true, error: `${name} must be an ISO 8601 date-time such as 2025-01-31T12:00:00Z` })
-    .transform((text) => new Date(text))
+    .transform(wholeMillisecondCeiling)
     // Years 1 to 9999 in UTC: the database has no year 0, and embedded PGlite refuses a year past 9999.
     .refine((date) => date.getUTCFullYear() >= 1 && date.getUTCFullYear() <= 9999, `${name} must fall in the years 1 to 9999 (UTC)`);
 

@@ -251,6 +251,18 @@ describe.each(STORE_KINDS)('rules, rulesets and audit over HTTP (%s)', (kind) =>
     expect(recent.length).toBeGreaterThanOrEqual(3);
     const none = (await json(t.app, 'GET', `/api/v1/audit?until=${encodeURIComponent('2000-01-01T00:00:00Z')}`)).json();
     expect(none).toEqual([]);
+    // Instants finer than a millisecond keep their side of an entry's `at`: since is at-or-after, until before.
+    const created = entries[2] as unknown as { id: number; at: string };
+    const finer = (digits: string) => encodeURIComponent(created.at.replace('Z', `${digits}Z`));
+    const ids = async (query: string) =>
+      ((await json(t.app, 'GET', `/api/v1/audit?entity_id=${rule.id}&action=create&${query}`)).json() as { id: number }[]).map(
+        (entry) => entry.id,
+      );
+    expect(await ids(`until=${finer('1')}`)).toEqual([created.id]);
+    expect(await ids(`until=${finer('999')}`)).toEqual([created.id]);
+    expect(await ids(`until=${finer('000')}`)).toEqual([]);
+    expect(await ids(`since=${finer('5')}`)).toEqual([]);
+    expect(await ids(`since=${finer('000')}`)).toEqual([created.id]);
 
     const paged = await walkPages(t, `/api/v1/audit?entity_id=${rule.id}&limit=2`);
     expect(paged.pages.map((page) => page.length)).toEqual([2, 1]);
