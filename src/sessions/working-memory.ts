@@ -35,7 +35,9 @@ interface AccumulatorState {
   readonly windowMs: number | undefined;
   /** Live members. */
   count: number;
+  /** Their sum as a Neumaier pair (sum + compensation): taking a large value back off leaves what the rest add up to. */
   sum: number;
+  compensation: number;
   /**
    * Members by event time (windowed accumulators: eviction), by smallest value (min) and by largest (max), built with
    * the state. A member that stopped counting stays in them until it reaches the front, or until they are rebuilt
@@ -118,9 +120,23 @@ export class WorkingMemory {
       } else if (spec.fn === 'max') {
         extreme = state.byHigh && liveTop(state.byHigh)?.value;
       }
-      out[spec.id] = aggregateValue(spec, { count: state.count, sum: state.sum, extreme });
+      out[spec.id] = aggregateValue(spec, { count: state.count, sum: this.#sumOf(state), extreme });
     }
     return out;
+  }
+
+  /**
+   * The live members' sum. A running sum that passed the double range stays Infinity (or NaN) whatever is taken off
+   * it, so it is then added up again from the live members: rare, and O(members) only while it lasts.
+   */
+  #sumOf(state: AccumulatorState): number {
+    if (Number.isFinite(state.sum) || state.count === 0) return runningSum(state);
+    state.sum = 0;
+    state.compensation = 0;
+    for (const members of this.#members.values()) {
+      for (const member of members) if (member.state === state && member.live) addToSum(state, member.value);
+    }
+    return runningSum(state);
   }
 
   /** Moves the watermark to `now` when later, and evicts what every windowed accumulator's window left behind. */
@@ -165,6 +181,7 @@ export class WorkingMemory {
         windowMs: spec.windowMs,
         count: 0,
         sum: 0,
+        compensation: 0,
         byTime: undefined,
         byLow: undefined,
         byHigh: undefined,
@@ -207,7 +224,7 @@ const isLive = (member: Member): boolean => member.live;
 function addMember(state: AccumulatorState, eventTimeMs: number, value: number): Member {
   const member: Member = { state, eventTimeMs, value, live: true };
   state.count += 1;
-  state.sum += value;
+  addToSum(state, value);
   state.byTime?.push(member);
   state.byLow?.push(member);
   state.byHigh?.push(member);
@@ -234,7 +251,23 @@ function removeMember(member: Member): void {
   const state = member.state;
   state.count -= 1;
   // An empty accumulator starts again from exactly zero, so float residue never outlives its facts.
-  state.sum = state.count === 0 ? 0 : state.sum - member.value;
+  if (state.count === 0) {
+    state.sum = 0;
+    state.compensation = 0;
+  } else addToSum(state, -member.value);
+}
+
+/** Neumaier's compensated addition: the low-order part each addition rounds away is kept in the compensation. */
+function addToSum(state: AccumulatorState, value: number): void {
+  const sum = state.sum + value;
+  if (Math.abs(state.sum) >= Math.abs(value)) state.compensation += state.sum - sum + value;
+  else state.compensation += value - sum + state.sum;
+  state.sum = sum;
+}
+
+/** The running sum; past the double range its compensation means nothing (Infinity minus Infinity). */
+function runningSum(state: AccumulatorState): number {
+  return Number.isFinite(state.sum) ? state.sum + state.compensation : state.sum;
 }
 
 /** Removes every member older than the cutoff, oldest first: eviction stops at the first member inside the window. */

@@ -112,6 +112,44 @@ describe('WorkingMemory', () => {
     );
   });
 
+  it('takes a value back off a sum exactly, even one far larger than the rest or one that made the sum overflow', () => {
+    const specs: AccumulatorSpec[] = [
+      { id: 's', fn: 'sum' },
+      { id: 'a', fn: 'avg', windowMs: 60_000 },
+    ];
+    const fact = (json: string, value: number): StoredFact => ({
+      json,
+      eventTimeMs: 0,
+      contributions: [
+        ['s', value],
+        ['a', value],
+      ],
+    });
+    const memory = new WorkingMemory();
+    memory.add('big', fact('1', 1e16), specs, 0, 100);
+    memory.add('one', fact('2', 1), specs, 0, 100);
+    memory.retract('big', specs, 0);
+    expect(memory.aggregates(specs)).toEqual({ s: 1, a: 1 });
+    // Replaced by a small value beside a negative one: the sign must survive the cancellation.
+    memory.add('big', fact('3', 1e16), specs, 0, 100);
+    memory.add('neg', fact('4', -0.3), specs, 0, 100);
+    memory.add('big', fact('5', 0.2), specs, 0, 100);
+    expect(memory.aggregates(specs).s).toBeCloseTo(0.9, 12);
+    memory.retract('one', specs, 0);
+    expect(memory.aggregates(specs).s).toBeCloseTo(-0.1, 12);
+    expect(memory.aggregates(specs).a).toBeCloseTo(-0.05, 12);
+
+    const huge = new WorkingMemory();
+    huge.add('a', fact('1', 1e308), specs, 0, 100);
+    huge.add('b', fact('2', 1e308), specs, 0, 100);
+    expect(huge.aggregates(specs).s).toBe(Number.POSITIVE_INFINITY);
+    huge.retract('b', specs, 0);
+    expect(huge.aggregates(specs)).toEqual({ s: 1e308, a: 1e308 });
+    huge.add('c', fact('3', 1), specs, 0, 100);
+    // Built again from the same facts, a working memory answers the same.
+    expect(huge.aggregates(specs)).toEqual(new WorkingMemory(new Map(huge.facts), huge.version, huge.watermark).aggregates(specs));
+  });
+
   it('applies nothing for the identical fact or for a new one past maxFacts, and bumps the version otherwise', () => {
     const memory = new WorkingMemory();
     const specs: AccumulatorSpec[] = [{ id: 'n', fn: 'count' }];
