@@ -95,6 +95,8 @@ interface CachedSession {
   pending: PendingWrite[];
   /** The copy's stamp before the first pending write: the stamp that call names. */
   base: string;
+  /** The copy's watermark once the first pending write was worked out: a stored one ahead of it makes the call BEHIND. */
+  baseWatermark: number;
   /** write-session.lua's keys. */
   readonly keys: readonly string[];
 }
@@ -362,6 +364,7 @@ export class RedisSessionStore implements SessionStore {
       inFlight: 0,
       pending: [],
       base: '',
+      baseWatermark: Number.NEGATIVE_INFINITY,
       keys: [keys.meta, keys.facts, keys.contributions, keys.changes, keys.log],
     };
     this.#forget(id);
@@ -438,6 +441,7 @@ export class RedisSessionStore implements SessionStore {
     return new Promise<WriteReply>((resolve, reject) => {
       if (session.pending.length === 0) {
         session.base = session.stamp;
+        session.baseWatermark = session.memory.watermark;
         if (this.#toFlush.length === 0) process.nextTick(this.#flushAll);
         this.#toFlush.push([id, session]);
       }
@@ -477,6 +481,7 @@ export class RedisSessionStore implements SessionStore {
       String(SESSION_LOG_LENGTH),
       stores === undefined ? '' : JSON.stringify(stores.fired),
       stores === undefined ? '' : aggregatesJson(stores.aggregates),
+      Number.isFinite(session.baseWatermark) ? String(session.baseWatermark) : '',
     ];
     for (const write of batch) {
       args.push(...write.args);

@@ -2,14 +2,17 @@
   write-session: applies the writes an instance worked out on its cached copy of the session's working memory, in
   order, unless the session changed since that copy was read. Every applied add or retract stores a fresh stamp; a
   call names the stamp its copy held before its first write, so writes from a stale copy (another instance wrote in
-  between, or the session was deleted and created again) change nothing. When that stamp is still in the log of recent
-  writes, the answer is BEHIND with what the copy lacks (the current meta and every fact written since, the call's own
+  between, or the session was deleted and created again) change nothing. A copy whose watermark, once its first write
+  was worked out, is behind the stored one (another writer's duplicate or refused write moved time on without a new
+  stamp) worked out its adds and retracts on windows that had not moved yet: it is behind too. When that stamp is
+  still in the log of recent writes, the answer is BEHIND with what the copy lacks (the current meta and every fact written since, the call's own
   facts among them), so the instance brings its copy up to date and works the writes out again; otherwise STALE, and
   the instance reads the session anew. Several writes of one session go in one call when they were worked out together.
 
   KEYS: [1] meta, [2] facts, [3] contributions, [4] changes, [5] log.
   ARGV: [1] stamp the copy held before the first write, [2] log length to keep, [3] fired rule ids JSON and
-        [4] aggregates JSON after the last add or retract of the call ('' when it has none), then seven per write:
+        [4] aggregates JSON after the last add or retract of the call ('' when it has none), [5] the copy's watermark
+        once its first write was worked out ('' when it has none), then seven per write:
         kind, now (epoch ms, the writer's clock), fact id, and for add and retract the new stamp; for add also: fact
         JSON, contribution record JSON {"t": "<event ms>", "c": [["<accumulator id>", "<value>"], ...]}, fired-set
         change JSON ('' where unused).
@@ -30,14 +33,23 @@
 ]]
 
 local WRITE = 7
-local FIRST = 5
+local FIRST = 6
 local writes = (#ARGV - FIRST + 1) / WRITE
 
 -- One read for existence (ttl_ms is always set), expiry, stamp, version and watermark.
 local meta = redis.call('HMGET', KEYS[1], 'ttl_ms', 'expires_at', 'stamp', 'version', 'watermark')
 if not meta[1] then return { 'NOT_FOUND' } end
 
-if (meta[3] or '') ~= ARGV[1] then
+-- Only adds and retracts store what the copy worked out (the fired set, the aggregates, their changes).
+local stores = false
+for i = 0, writes - 1 do
+  local kind = ARGV[FIRST + WRITE * i]
+  if kind == 'add' or kind == 'retract' then stores = true end
+end
+local copy_watermark = tonumber(ARGV[5])
+local late = stores and meta[5] and (copy_watermark == nil or tonumber(meta[5]) > copy_watermark)
+
+if (meta[3] or '') ~= ARGV[1] or late then
   -- Fact ids logged after the copy's stamp, each once; none found means the stamp left the log (or never was in it).
   local ids, seen, found = {}, {}, false
   for _, entry in ipairs(redis.call('LRANGE', KEYS[5], 0, -1)) do
@@ -49,6 +61,8 @@ if (meta[3] or '') ~= ARGV[1] then
     end
     if string.sub(entry, 1, space - 1) == ARGV[1] then found = true end
   end
+  -- A copy that is only late holds the current stamp: nothing was written since, time alone moved on.
+  if (meta[3] or '') == ARGV[1] then found = true end
   if not found then return { 'STALE' } end
   -- The copy applied these writes already: their facts are brought back to what Redis holds too.
   for i = 0, writes - 1 do

@@ -267,6 +267,27 @@ describe('Redis session store across instances', () => {
     expect(await store.get(id)).toMatchObject({ version: 5, factCount: 3, firedRules: [] });
   });
 
+  it('works a write out again when another instance moved time on without writing a fact (a refused write)', async () => {
+    const id = `s-${randomUUID()}`;
+    await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
+    await add(store, id, 'f1', 5, T);
+    // Another instance's retraction of a fact the session never held stores nothing but its time: T + 20 s.
+    expect(await other.retractFact(id, 'x', { specs, now: T + 20_000, fire: none })).toMatchObject({ removed: false });
+    // store's copy still ends its windows at T; Redis ends them at T + 20 s, where both facts are out of the 10 s windows.
+    const late = await store.addFact(id, {
+      factId: 'f2',
+      fact: { factId: 'f2', value: 7 },
+      eventTimeMs: T + 6_000,
+      contributions: specs.map((spec) => ({ accumulatorId: spec.id, value: 7 })),
+      specs,
+      now: T + 10_000,
+      maxFacts: 100,
+      fire: none,
+    });
+    expect(late?.aggregates).toEqual({ n: 0, s: 12, hi: null });
+    expect((await add(other, id, 'f3', 1, T + 20_000))?.aggregates).toEqual({ n: 1, s: 13, hi: 1 });
+  });
+
   it('counts concurrent adds of two instances to one session exactly once each', async () => {
     const id = `s-${randomUUID()}`;
     await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
@@ -332,12 +353,12 @@ describe('Redis session store across instances', () => {
   it('sends the writes of one session worked out in the same tick in script calls of at most WRITES_PER_GROUP writes', async () => {
     const client = await readyClient();
     const batched = new RedisSessionStore(client, sharedPrefix);
-    // Counted after the store defined its scripts: writes per call, from its arguments (key count, 5 keys, 4 per call, 7 per write).
+    // Counted after the store defined its scripts: writes per call, from its arguments (key count, 5 keys, 5 per call, 7 per write).
     const commands = client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     const write = commands.sessionWrite?.bind(client);
     let calls: number[] = [];
     commands.sessionWrite = (...args: unknown[]) => {
-      calls.push((args.length - 1 - 5 - 4) / 7);
+      calls.push((args.length - 1 - 5 - 5) / 7);
       return write?.(...args) ?? Promise.reject(new Error('sessionWrite is not defined'));
     };
     try {
