@@ -13,6 +13,9 @@ import {
  * The transactional id is stable per consumer group and input partition, so whichever instance owns the partition next
  * (after a rebalance or a crash) fences the previous owner's producer and aborts its open transaction at once.
  */
+/** How long a commit in doubt is watched for its offsets to appear (milliseconds after the broker settles it, normally). */
+const COMMITTED_OFFSET_WAIT_MS = 3_000;
+
 export function transactionalIdFor(groupId: string, topic: string, partition: number): string {
   return `${groupId}.${topic}.${partition}`;
 }
@@ -40,18 +43,48 @@ export class TransactionalOutput implements ResultOutput {
     const id = transactionalIdFor(this.#groupId, delivery.topic, delivery.partition);
     const producer = await this.#producer(id);
     const transaction = await producer.transaction();
+    let committing = false;
     try {
       for (const request of produceRequests(this.#topics, delivery)) await transaction.sendBatch({ topicMessages: request, acks: -1 });
       await transaction.sendOffsets({
         consumerGroupId: this.#groupId,
         topics: [{ topic: delivery.topic, partitions: [{ partition: delivery.partition, offset: delivery.nextOffset }] }],
       });
+      committing = true;
       await transaction.commit();
     } catch (error) {
       // A fenced or failed producer is dropped; the next run for this partition starts a fresh one (which fences in turn).
       await transaction.abort().catch(() => undefined);
       await this.#drop(id);
+      // A commit whose answer was lost may have committed: answering the run again would commit its results twice.
+      if (committing && (await this.#committedPast(id, delivery))) return;
       throw error;
+    }
+  }
+
+  /**
+   * Whether the group's committed position has reached the run's end. A fresh producer under the transactional id first
+   * settles the transaction in doubt (the coordinator completes a commit it logged and aborts anything else); the
+   * group applies a committed transaction's offsets moments later, so the position is watched for a while before the
+   * run counts as not committed. Any failure answers false: the run is retried.
+   */
+  async #committedPast(id: string, delivery: Delivery): Promise<boolean> {
+    const admin = this.#kafka.admin();
+    try {
+      await this.#producer(id);
+      await admin.connect();
+      const until = Date.now() + COMMITTED_OFFSET_WAIT_MS;
+      for (;;) {
+        const [offsets] = await admin.fetchOffsets({ groupId: this.#groupId, topics: [delivery.topic] });
+        const committed = offsets?.partitions.find((entry) => entry.partition === delivery.partition)?.offset;
+        if (committed !== undefined && BigInt(committed) >= BigInt(delivery.nextOffset)) return true;
+        if (Date.now() >= until) return false;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } catch {
+      return false;
+    } finally {
+      await admin.disconnect().catch(() => undefined);
     }
   }
 
