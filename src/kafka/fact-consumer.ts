@@ -122,25 +122,32 @@ export class FactConsumer {
 
   async #handleBatch(payload: EachBatchPayload): Promise<void> {
     const { batch, heartbeat } = payload;
-    for (const run of runsOf(batch.messages, this.#options.maxRunSize)) {
+    const runs = runsOf(batch.messages, this.#options.maxRunSize);
+    for (const [index, run] of runs.entries()) {
       if (!(await this.#storeCaughtUp(payload))) return;
       // A run slower than the session timeout (a stalled store, a slow broker) must not cost the group membership.
       const ticker = setInterval(() => heartbeat().catch(() => undefined), HEARTBEAT_TICK_MS);
       try {
-        if (!(await this.#runOnce(payload, run))) return;
+        if (!(await this.#runOnce(payload, run, index === runs.length - 1))) return;
       } finally {
         clearInterval(ticker);
       }
     }
   }
 
-  /** Processes and delivers one run; false when the partition backs off and the rest of the batch waits. */
-  async #runOnce(payload: EachBatchPayload, run: EachBatchPayload['batch']['messages']): Promise<boolean> {
+  /**
+   * Processes and delivers one run; false when the partition backs off and the rest of the batch waits. The batch's
+   * last run, answered to its end, also covers what the batch holds after its last fact (an upstream transaction's
+   * commit marker, aborted records): nothing there is ever evaluated, and a position short of it would show as lag.
+   */
+  async #runOnce(payload: EachBatchPayload, run: EachBatchPayload['batch']['messages'], lastRun: boolean): Promise<boolean> {
     const { batch, resolveOffset, heartbeat } = payload;
     const { topic, partition } = batch;
     const processed = await this.#options.processor.process(topic, partition, run);
     if (processed.lastHandledOffset !== undefined) {
-      const nextOffset = (BigInt(processed.lastHandledOffset) + 1n).toString();
+      const toBatchEnd = lastRun && processed.retry === undefined && processed.lastHandledOffset === run.at(-1)?.offset;
+      const handledThrough = toBatchEnd ? batch.lastOffset() : processed.lastHandledOffset;
+      const nextOffset = (BigInt(handledThrough) + 1n).toString();
       try {
         await this.#options.output.deliver(
           { topic, partition, results: processed.results, deadLetters: processed.deadLetters, nextOffset },
@@ -155,7 +162,7 @@ export class FactConsumer {
       this.#failures.delete(partition);
       this.#options.processor.delivered(topic, partition, processed.lastHandledOffset);
       // The fetch position moves past the run only once it is delivered; unresolved messages are fetched again.
-      resolveOffset(processed.lastHandledOffset);
+      resolveOffset(handledThrough);
     }
     await heartbeat();
     if (processed.retry !== undefined) {
