@@ -63,7 +63,10 @@ export class RuleChangelog {
     await this.#consumer.connect();
     // Changes published between the catalog's first load and joining are caught by one reload to the latest revision.
     this.#consumer.on(this.#consumer.events.GROUP_JOIN, () => this.#requestReload(undefined));
-    await this.#consumer.subscribe({ topics: [this.#options.topic], fromBeginning: false });
+    // From the beginning: a change committed after that reload read the store, but published before this consumer's
+    // first fetch fixed a "latest" position, would be in neither. The topic is compacted (one record per rule), and
+    // a reload to a revision the catalog already has reads nothing.
+    await this.#consumer.subscribe({ topics: [this.#options.topic], fromBeginning: true });
     await this.#consumer.run({
       eachBatch: async ({ batch }) => {
         let highest = -1;
