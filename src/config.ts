@@ -123,6 +123,10 @@ export function parseApiKeys(text: string): { keys: ApiKey[] } | { problem: stri
       return { problem: `entry ${index + 1} has scope "${scope}"; expected one of ${API_SCOPES.join(', ')}` };
     }
     if (key === '') return { problem: `entry ${index + 1} has an empty key` };
+    // An unnamed base64 key (`dGVzdA==:admin`) would otherwise become the name "dGVzdA" and the key "=".
+    if (key.startsWith('=')) {
+      return { problem: `entry ${index + 1} has a key that starts with "="; a key containing "=" needs a name: name=key:scope` };
+    }
     if (name === '') return { problem: `entry ${index + 1} has an empty name` };
     if (keys.some((other) => other.key === key)) return { problem: `entry ${index + 1} repeats a key` };
     if (keys.some((other) => other.name === name)) return { problem: `entry ${index + 1} repeats the name "${name}"` };

@@ -227,6 +227,7 @@ describe('parseApiKeys', () => {
     ['k1:admin,k1:evaluate', 'entry 2 repeats a key'],
     ['a=k1:admin,a=k2:evaluate', 'entry 2 repeats the name "a"'],
     ['k1:Admin', 'entry 1 has scope "Admin"'],
+    ['dGVzdA==:admin', 'entry 1 has a key that starts with "="; a key containing "=" needs a name'],
   ])('rejects %j', (text, problem) => {
     const parsed = parseApiKeys(text);
     expect(parsed).toHaveProperty('problem');
