@@ -17,6 +17,9 @@ const candidateRule = z.strictObject({
   tags: ruleFieldSchemas.tags.optional(),
 });
 
+/** Just what makes a rule's name unique: read from a rule whatever its other fields hold. */
+const ruleNaming = z.object({ name: ruleFieldSchemas.name, domain: ruleFieldSchemas.domain.optional() });
+
 function pathOf(prefix: string, path: readonly PropertyKey[]): string {
   let text = prefix;
   for (const segment of path) text += typeof segment === 'number' ? `[${segment}]` : `.${String(segment)}`;
@@ -37,15 +40,17 @@ export function validateRuleset(rules: readonly unknown[]): ValidationResult {
       const result = validateCondition(dsl);
       if (!result.valid) errors.push(...relocateIssues(result.errors, `${prefix}.condition_dsl`));
     }
-    if (parsed.success) {
-      const domain = parsed.data.domain ?? DEFAULT_DOMAIN;
-      const key = JSON.stringify([domain, parsed.data.name]);
+    // Names are compared whenever name and domain are valid, so a clash shows up beside the rule's other problems.
+    const naming = ruleNaming.safeParse(rule);
+    if (naming.success) {
+      const domain = naming.data.domain ?? DEFAULT_DOMAIN;
+      const key = JSON.stringify([domain, naming.data.name]);
       const first = firstByName.get(key);
       if (first === undefined) firstByName.set(key, index);
       else
         errors.push({
           path: `${prefix}.name`,
-          message: `duplicate name "${parsed.data.name}" in domain "${domain}" (first at rules[${first}])`,
+          message: `duplicate name "${naming.data.name}" in domain "${domain}" (first at rules[${first}])`,
         });
     }
   });

@@ -21,6 +21,14 @@ describe('validateRuleset', () => {
     ]);
   });
 
+  it('reports a repeated name beside the other problems of either rule, in the same answer', () => {
+    expect(validateRuleset([rule('a', { tags: [''] }), rule('a', { priority: 1.5 })]).errors.map((error) => error.path)).toEqual([
+      'rules[0].tags[0]',
+      'rules[1].priority',
+      'rules[1].name',
+    ]);
+  });
+
   it('reports field problems and DSL problems with their paths', () => {
     const result = validateRuleset([
       'not a rule',
