@@ -51,8 +51,9 @@ export class BatchProcessor {
   readonly #options: BatchProcessorOptions;
   // Failed attempts per message still awaiting redelivery, keyed topic/partition/offset.
   readonly #attempts = new Map<string, number>();
-  // Session writes already applied but not yet delivered, per topic/partition then offset: a redelivery reuses them,
-  // so a write is never applied twice by this instance and its activated/deactivated are never lost.
+  // Session writes already applied (or decided as dead letters while later writes to the session went ahead) but not
+  // yet delivered, per topic/partition then offset: a redelivery reuses them, so a write is never applied twice by this
+  // instance, never applied after the writes that followed it, and its activated/deactivated are never lost.
   readonly #applied = new Map<string, Map<string, Outcome>>();
 
   constructor(options: BatchProcessorOptions) {
@@ -75,13 +76,15 @@ export class BatchProcessor {
     const sources: SourcePosition[] = new Array(count);
     // Session writes to one session run one after another in offset order; a write that must be retried holds back the rest.
     const lanes = new Map<string, Promise<boolean>>();
+    // A message to be decoded again could belong to any session, so once one is met every later session write waits.
+    const order = { undecided: false };
     let outcomes: (Outcome | Promise<Outcome>)[] = new Array(count);
     let outcomePending = false;
     for (let index = 0; index < count; index++) {
       const message = messages[index]!;
       const source: SourcePosition = { topic, partition, offset: message.offset };
       sources[index] = source;
-      const outcome = this.#outcome(message, decoded[index] as Decoded, source, applied, sessions, lanes);
+      const outcome = this.#outcome(message, decoded[index] as Decoded, source, applied, sessions, lanes, order);
       outcomes[index] = outcome;
       if (outcome instanceof Promise) outcomePending = true;
     }
@@ -132,10 +135,14 @@ export class BatchProcessor {
     applied: Map<string, Outcome> | undefined,
     sessions: SessionRouter | undefined,
     lanes: Map<string, Promise<boolean>>,
+    order: { undecided: boolean },
   ): Outcome | Promise<Outcome> {
     const cached = applied?.get(message.offset);
     if (cached !== undefined) return cached;
-    if (!item.ok) return item;
+    if (!item.ok) {
+      if (sessions !== undefined && this.#mustRetry(item.error, source)) order.undecided = true;
+      return item;
+    }
     let work: SessionWork | undefined;
     try {
       work = sessions?.(item.fact, { key: message.key, source });
@@ -143,12 +150,19 @@ export class BatchProcessor {
       return failed(error);
     }
     if (work === undefined) return this.#evaluateFact(item.fact, item.json);
+    if (order.undecided) return held();
     const sessionWork = work;
     const previous = lanes.get(sessionWork.lane) ?? Promise.resolve(true);
     const outcome = previous.then((go) => (go ? this.#write(sessionWork, source) : held()));
     lanes.set(
       sessionWork.lane,
-      outcome.then((done) => done.ok || (done.held !== true && !this.#mustRetry(done.error, source))),
+      outcome.then((done) => {
+        if (done.ok) return true;
+        if (done.held === true || this.#mustRetry(done.error, source)) return false;
+        // Later writes go ahead of this dead letter: a redelivery must dead-letter it again, not apply it after them.
+        this.#keep(source, done);
+        return true;
+      }),
     );
     return outcome;
   }
@@ -212,6 +226,12 @@ export class BatchProcessor {
       return failed(error);
     }
     const outcome: Outcome = { ok: true, session, publish: work.publishes(session) };
+    this.#keep(source, outcome);
+    return outcome;
+  }
+
+  /** Keeps a session write's outcome (applied, or to be dead-lettered) until its run is delivered. */
+  #keep(source: SourcePosition, outcome: Outcome): void {
     const partitionKey = `${source.topic}/${source.partition}`;
     let applied = this.#applied.get(partitionKey);
     if (applied === undefined) {
@@ -219,7 +239,6 @@ export class BatchProcessor {
       this.#applied.set(partitionKey, applied);
     }
     applied.set(source.offset, outcome);
-    return outcome;
   }
 
   /** Whether the failure will be retried (as the walk over outcomes will decide it). */

@@ -163,6 +163,54 @@ describe('BatchProcessor with sessions', () => {
     expect(second.results.map((record) => bodyOf(record).activated)).toEqual([[], [], [1]]);
   });
 
+  it('holds back every later session write behind a message that must be decoded again, since its session is unknown', async () => {
+    const sessions = new FakeSessions();
+    let registryUp = false;
+    const processor = new BatchProcessor({
+      decoder: {
+        decode: async () => {
+          if (!registryUp) throw new AppError('UNAVAILABLE', 'schema registry could not be read for schema id 43: 503');
+          return { facts: { n: 1 }, domain: 'auth' };
+        },
+      },
+      evaluate: stateless,
+      sessions: sessionRouter(sessions, true),
+      maxUnexpectedAttempts: 3,
+    });
+    // Offset 10 is registry-framed, offset 11 plain JSON: both for the key's implicit session.
+    const framed: InputMessage = { key: Buffer.from('u'), value: Buffer.from([0, 0, 0, 0, 43, 1]), offset: '10', headers: {} };
+    const input = [framed, message(11, { facts: { n: 2 }, domain: 'auth' }, 'u')];
+    const first = await processor.process('facts', 0, input);
+    expect(first.retry).toMatchObject({ offset: '10' });
+    expect(sessions.applied).toEqual([]);
+    registryUp = true;
+    const second = await processor.process('facts', 0, input);
+    expect(second.retry).toBeUndefined();
+    expect(sessions.applied).toEqual(['stream:auth:u/kafka:facts:0:10', 'stream:auth:u/kafka:facts:0:11']);
+  });
+
+  it('dead-letters a redelivered write again when later writes to its session went ahead of it', async () => {
+    const sessions = new FakeSessions();
+    sessions.failOnce.set('b1', new AppError('UNAVAILABLE', 'Session store (Redis) is unavailable; try again later.'));
+    sessions.failOnce.set('a1', new AppError('SESSION_FULL', "Session 's-a' holds 2 facts, its limit."));
+    const processor = processorFor(sessions);
+    const input = [
+      message(0, { facts: {}, session_id: 's-b', fact_id: 'b1' }),
+      message(1, { facts: {}, session_id: 's-a', fact_id: 'a1' }),
+      message(2, { facts: {}, session_id: 's-a', fact_id: 'a2' }),
+    ];
+    const first = await processor.process('facts', 0, input);
+    expect(first.retry).toMatchObject({ offset: '0' });
+    // a1 is to be dead-lettered, so a2 went ahead of it.
+    expect(sessions.applied).toEqual(['s-a/a2']);
+    // Redelivered, a1 would now succeed (its failure was once only), after a2: it is dead-lettered as decided.
+    const second = await processor.process('facts', 0, input);
+    expect(second.retry).toBeUndefined();
+    expect(sessions.applied).toEqual(['s-a/a2', 's-b/b1']);
+    expect(second.deadLetters.map((record) => String(record.headers?.error_code))).toEqual(['SESSION_FULL']);
+    expect(second.results.map((record) => bodyOf(record).fact_id)).toEqual(['b1', 'a2']);
+  });
+
   it('replays a run whose delivery failed from the writes it applied, without applying them again', async () => {
     const sessions = new FakeSessions();
     const processor = processorFor(sessions, true);
