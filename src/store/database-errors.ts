@@ -22,6 +22,8 @@ const TRANSIENT_MESSAGES = [
   /connection terminated/i,
   /timeout exceeded when trying to connect/i,
   /client has encountered a connection error/i,
+  // pg's query_timeout: the server stopped answering on an open connection.
+  /query read timeout/i,
 ];
 
 /** True when the error (or a cause) is a unique violation, optionally of the named constraint. */

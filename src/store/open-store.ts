@@ -26,6 +26,8 @@ export interface OpenStoreOptions {
   executionBacklogWarning?: number;
   /** PostgreSQL pool size. Default 10. Ignored for PGlite, which has one connection. */
   poolSize?: number;
+  /** How long a PostgreSQL query may go unanswered before it fails as unavailable, in milliseconds. Default 10,000. */
+  queryTimeoutMs?: number;
   /** Background failures: execution writes, idle pool connections, a growing backlog. Default: a process warning. */
   onError?: (error: unknown) => void;
 }
@@ -38,7 +40,7 @@ export interface SqlStore extends Store {
 
 export async function openStore(options: OpenStoreOptions): Promise<SqlStore> {
   // Checked before anything is opened: a zero flush interval would spin, a zero batch would never fill.
-  for (const name of ['executionBatchSize', 'executionFlushMs', 'executionBacklogWarning', 'poolSize'] as const) {
+  for (const name of ['executionBatchSize', 'executionFlushMs', 'executionBacklogWarning', 'poolSize', 'queryTimeoutMs'] as const) {
     const value = options[name];
     if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
       throw new RangeError(`${name} must be a positive integer, got ${String(value)}`);
@@ -53,11 +55,16 @@ export async function openStore(options: OpenStoreOptions): Promise<SqlStore> {
     ({ pglite, lock } = await openPglite(options.dataDir));
     sqlDialect = new PGliteDialect({ pglite });
   } else {
-    sqlDialect = new PostgresDialect({ pool: openPool(options.databaseUrl, options.poolSize ?? 10, onError) });
+    sqlDialect = new PostgresDialect({
+      pool: openPool(options.databaseUrl, options.poolSize ?? 10, onError, options.queryTimeoutMs ?? QUERY_TIMEOUT_MS),
+    });
   }
   const db = new Kysely<Database>({ dialect: sqlDialect });
   try {
-    await withDatabase(() => migrateToLatest(db as Kysely<unknown>));
+    // Migrations may take long on a big database: on PostgreSQL they run on a connection of their own without a timeout.
+    const url = options.databaseUrl;
+    if (url === undefined) await withDatabase(() => migrateToLatest(db as Kysely<unknown>));
+    else await withDatabase(() => migrateWithoutTimeout(url, onError));
   } catch (error) {
     await db.destroy();
     await lock?.release();
@@ -103,6 +110,17 @@ export async function openStore(options: OpenStoreOptions): Promise<SqlStore> {
 
 /** How long opening a PostgreSQL connection may take before it fails as unavailable. */
 const CONNECT_TIMEOUT_MS = 10_000;
+/** How long a PostgreSQL query may go unanswered by default before it fails as unavailable (the service's queries are short). */
+const QUERY_TIMEOUT_MS = 10_000;
+
+async function migrateWithoutTimeout(connectionString: string, onError: (error: unknown) => void): Promise<void> {
+  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: openPool(connectionString, 1, onError, undefined) }) });
+  try {
+    await migrateToLatest(db);
+  } finally {
+    await db.destroy();
+  }
+}
 
 async function openPglite(dataDir: string): Promise<{ pglite: PgliteWorker; lock: DataDirLock | undefined }> {
   if (dataDir.startsWith('memory://')) return { pglite: await PgliteWorker.open(dataDir), lock: undefined };
@@ -116,9 +134,15 @@ async function openPglite(dataDir: string): Promise<{ pglite: PgliteWorker; lock
   }
 }
 
-function openPool(connectionString: string, max: number, onError: (error: unknown) => void): pg.Pool {
-  // A server that accepts connections but never answers must fail the caller (start-up, a request), not hang it.
-  const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+function openPool(connectionString: string, max: number, onError: (error: unknown) => void, queryTimeoutMs: number | undefined): pg.Pool {
+  // A server that accepts connections but never answers must fail the caller (start-up, a request), not hang it; one
+  // that stops answering on an open connection too.
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    ...(queryTimeoutMs === undefined ? {} : { query_timeout: queryTimeoutMs }),
+  });
   // An idle client losing its connection emits 'error'; unhandled, it would crash the process.
   pool.on('error', onError);
   return pool;

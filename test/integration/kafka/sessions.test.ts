@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionResultMessage } from '../../../src/contracts/kafka-messages.ts';
 import { ServiceMetrics } from '../../../src/evaluation/service-metrics.ts';
 import { openRedisSessionStore, type RedisSessionStore } from '../../../src/sessions/redis-session-store.ts';
-import { type RedisProxy, startRedisProxy } from '../../helpers/redis-proxy.ts';
 import { killRedisServer, startRedisServer } from '../../helpers/redis-server.ts';
 import { useStackResources } from '../../helpers/stack.ts';
+import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy.ts';
 import {
   deleteTestTopics,
   eventually,
@@ -561,13 +561,13 @@ describe('Kafka sessions: Redis outage', () => {
 
 describe('Kafka sessions: a run slower than the consumer session timeout', () => {
   let harness: Harness;
-  let proxy: RedisProxy;
+  let proxy: TcpProxy;
   // One session written 800 times in a row, each round trip held back 15 ms: one run takes over 12 s, past the
   // consumer's 10 s session timeout, so the group keeps this instance only if heartbeats go on during the run.
   const FACTS = 800;
 
   beforeAll(async () => {
-    proxy = await startRedisProxy(resources.redisUrl);
+    proxy = await startTcpProxy(resources.redisUrl);
     harness = await startHarness('slow-run', { redisUrl: proxy.url, partitions: 1 });
     await createRule(harness.service.app, 'lock', 'auth', LOCK, 'lock_account');
   });

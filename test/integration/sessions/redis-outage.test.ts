@@ -7,8 +7,8 @@ import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AppError, isRetryable } from '../../../src/errors.ts';
 import { openRedisSessionStore } from '../../../src/sessions/redis-session-store.ts';
-import { startRedisProxy } from '../../helpers/redis-proxy.ts';
 import { killRedisServer, startRedisServer } from '../../helpers/redis-server.ts';
+import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 
@@ -117,7 +117,7 @@ describe('Redis session store when Redis is away', () => {
   });
 
   it('fails a write whose reply a dropped connection lost as UNAVAILABLE, never answering it as if another had written', async () => {
-    const proxy = await startRedisProxy(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    const proxy = await startTcpProxy(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
     const store = await openRedisSessionStore({ url: proxy.url, keyPrefix: `test:${randomUUID()}:`, connectTimeoutMs: 2_000 });
     const specs = [{ id: 'n', fn: 'count' as const }];
     const fire = (aggregates: Record<string, number | null>) => ((aggregates.n ?? 0) >= 1 ? [7] : []);

@@ -11,6 +11,7 @@ import { newExecutionId } from '../../../src/evaluation/execution-id.ts';
 import { migrations } from '../../../src/store/migrations/index.ts';
 import { openStore } from '../../../src/store/open-store.ts';
 import { createTestDatabase, openTestStore } from '../../helpers/databases.ts';
+import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
 import { describeStoreContract } from './store-contract.ts';
 
 describeStoreContract('PostgreSQL', () => openTestStore('postgres'));
@@ -101,6 +102,26 @@ describe('opening the store on PostgreSQL', () => {
       expect(Date.now() - started).toBeLessThan(20_000);
     } finally {
       silent.close();
+    }
+  });
+
+  it('fails a query with UNAVAILABLE, not hanging, when the server stops answering on an open connection', {
+    timeout: 30_000,
+  }, async () => {
+    const database = await createTestDatabase();
+    const proxy = await startTcpProxy(database.url);
+    const store = await openStore({ databaseUrl: proxy.url, dataDir: '', queryTimeoutMs: 1_000 });
+    try {
+      const { value: rule } = await store.rules.create({ name: 'kept', condition_dsl: { type: 'exists', field: 'a' }, action: 'x' }, 'a');
+      // The pool now holds an open connection; the server goes silent on it.
+      proxy.delayReplies(60_000);
+      const started = Date.now();
+      await expect(store.rules.get(rule.id)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      proxy.close();
+      await store.close().catch(() => undefined);
+      await database.drop();
     }
   });
 

@@ -1,9 +1,10 @@
-// A TCP proxy in front of a real Redis that can slow its replies down or lose one, to test what a network does to a client.
+// A TCP proxy in front of a real server (Redis, PostgreSQL) that can slow its replies down or lose one, to test what a
+// network does to a client.
 import { once } from 'node:events';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 
-export interface RedisProxy {
-  /** redis:// URL of the proxy. */
+export interface TcpProxy {
+  /** The target's URL with the proxy's host and port in it. */
   readonly url: string;
   /** Holds every reply back this long from now on (0: passes them at once), in order. */
   delayReplies(ms: number): void;
@@ -12,13 +13,13 @@ export interface RedisProxy {
   close(): void;
 }
 
-export async function startRedisProxy(redisUrl: string): Promise<RedisProxy> {
-  const target = new URL(redisUrl);
+export async function startTcpProxy(targetUrl: string): Promise<TcpProxy> {
+  const target = new URL(targetUrl);
   let drop = false;
   let delayMs = 0;
   const sockets = new Set<Socket>();
   const proxy = createServer((client) => {
-    const server = connect(Number(target.port || 6379), target.hostname);
+    const server = connect(Number(target.port || defaultPort(target.protocol)), target.hostname);
     for (const socket of [client, server]) {
       sockets.add(socket);
       socket.on('error', () => undefined);
@@ -47,8 +48,11 @@ export async function startRedisProxy(redisUrl: string): Promise<RedisProxy> {
   proxy.listen(0, '127.0.0.1');
   await once(proxy, 'listening');
   const { port } = proxy.address() as AddressInfo;
+  const url = new URL(targetUrl);
+  url.hostname = '127.0.0.1';
+  url.port = String(port);
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: url.toString(),
     delayReplies: (ms) => {
       delayMs = ms;
     },
@@ -60,4 +64,8 @@ export async function startRedisProxy(redisUrl: string): Promise<RedisProxy> {
       proxy.close();
     },
   };
+}
+
+function defaultPort(protocol: string): number {
+  return protocol === 'redis:' ? 6379 : 5432;
 }
