@@ -40,6 +40,11 @@ export function isUuidText(id: string): boolean {
   return true;
 }
 
+/** Lookups lowercase the id they are given, so only lowercase ids are ever found (the service makes no other). */
+function isLowerCase(id: string): boolean {
+  return id === id.toLowerCase();
+}
+
 /**
  * The 48-bit number at the front of a UUID, by which batches are found: for the UUID v7 execution ids the Unix
  * milliseconds of the evaluation. Undefined for anything that is not a UUID, which no batch can hold.
@@ -93,7 +98,9 @@ interface RecordParts {
 function recordParts(execution: ExecutionRecord | SerializedExecution): RecordParts {
   if ('outcomeJson' in execution) return serializedParts(execution);
   const key = executionIdKey(execution.execution_id);
-  if (key === undefined) throw new AppError('VALIDATION_ERROR', `execution id "${execution.execution_id}" is not a UUID`);
+  if (key === undefined || !isLowerCase(execution.execution_id)) {
+    throw new AppError('VALIDATION_ERROR', `execution id "${execution.execution_id}" is not a lowercase UUID`);
+  }
   const createdMs = Date.parse(execution.created_at);
   // PostgreSQL's timestamptz cannot hold every JavaScript date; years 1 to 9999 it always can.
   if (!(createdMs >= FIRST_STORABLE_MS && createdMs <= LAST_STORABLE_MS))
@@ -123,8 +130,9 @@ function recordParts(execution: ExecutionRecord | SerializedExecution): RecordPa
  */
 function serializedParts(execution: SerializedExecution): RecordParts {
   const { execution_id: id, createdMs } = execution;
-  if (!isUuidText(id)) throw new AppError('VALIDATION_ERROR', `execution id "${id}" is not a UUID`);
-  if (!(Number.isInteger(createdMs) && createdMs >= 0 && createdMs <= LAST_UUID_V7_MS)) {
+  if (!isUuidText(id) || !isLowerCase(id)) throw new AppError('VALIDATION_ERROR', `execution id "${id}" is not a lowercase UUID`);
+  // Its created_at must fit PostgreSQL's timestamptz too (a v7 id can hold times past year 9999).
+  if (!(Number.isInteger(createdMs) && createdMs >= 0 && createdMs <= Math.min(LAST_UUID_V7_MS, LAST_STORABLE_MS))) {
     throw new AppError('VALIDATION_ERROR', `execution ${id} has no valid creation time`);
   }
   const domain = execution.domain === null ? 'null' : JSON.stringify(execution.domain);

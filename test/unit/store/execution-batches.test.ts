@@ -85,15 +85,21 @@ describe('BatchBuffer', () => {
     const kept = execution();
     batch.add(kept);
     const bytes = batch.byteLength;
-    expect(() => batch.add(execution({ execution_id: 'x' }))).toThrow('execution id "x" is not a UUID');
+    expect(() => batch.add(execution({ execution_id: 'x' }))).toThrow('execution id "x" is not a lowercase UUID');
+    // Lookups lowercase the id asked for: an uppercase one could never be found.
+    const upper = execution().execution_id.toUpperCase();
+    expect(() => batch.add(execution({ execution_id: upper }))).toThrow(`execution id "${upper}" is not a lowercase UUID`);
+    expect(() => batch.add({ ...texts({}), execution_id: upper })).toThrow(`execution id "${upper}" is not a lowercase UUID`);
     expect(() => batch.add(execution({ facts: circular }))).toThrow(/is not JSON-serializable/);
     expect(() => batch.add(execution({ facts: { n: 1n } }))).toThrow(/is not JSON-serializable/);
     expect(() => batch.add(execution({ created_at: 'yesterday' }))).toThrow(/has no valid created_at/);
     // Dates JavaScript has and timestamptz lacks would fail their whole batch on every retry.
     expect(() => batch.add(execution({ created_at: '-005000-01-01T00:00:00.000Z' }))).toThrow(/has no valid created_at/);
     expect(() => batch.add(execution({ created_at: '+010000-01-01T00:00:00.000Z' }))).toThrow(/has no valid created_at/);
-    expect(() => batch.add({ ...texts({}), execution_id: 'not-a-uuid' })).toThrow('execution id "not-a-uuid" is not a UUID');
+    expect(() => batch.add({ ...texts({}), execution_id: 'not-a-uuid' })).toThrow('execution id "not-a-uuid" is not a lowercase UUID');
     expect(() => batch.add({ ...texts({}), createdMs: -1 })).toThrow(/has no valid creation time/);
+    // Year 10000 fits a v7 id but not timestamptz: it would fail its whole batch on every retry.
+    expect(() => batch.add({ ...texts({}), createdMs: Date.parse('+010000-01-01T00:00:00.000Z') })).toThrow(/has no valid creation time/);
     expect(batch).toMatchObject({ count: 1, byteLength: bytes });
     expect(await decodeBatch((await batch.encode()).records)).toEqual([kept]);
   });
