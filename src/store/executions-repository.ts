@@ -154,7 +154,11 @@ class BatchedExecutions implements ExecutionsRepository {
         await this.flush();
         return;
       } catch (error) {
-        if (!isRetryable(error) || Date.now() >= giveUpAt) throw error;
+        if (!isRetryable(error) || Date.now() >= giveUpAt) {
+          // Said once, with the count, so an operator knows what the shutdown cost.
+          this.#options.onError(new Error(`${this.#pendingCount} pending executions could not be written and are lost`, { cause: error }));
+          throw error;
+        }
         this.#options.onError(error);
         await sleep(Math.min(this.#options.flushMs * 2 ** attempt, MAX_RETRY_DELAY_MS, Math.max(giveUpAt - Date.now(), 0)));
       }

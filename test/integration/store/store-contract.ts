@@ -584,7 +584,9 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
         // A failure that waiting cannot cure is not retried: close reports it at once.
         const broken = writer({ flushMs: 60_000, writeBatch: async () => Promise.reject(new Error('a bug')) });
         broken.repository.record(execution());
+        broken.repository.record(execution());
         await expect(broken.repository.close()).rejects.toThrow('a bug');
+        expect(broken.errors.map((error) => (error as Error).message)).toContain('2 pending executions could not be written and are lost');
       });
 
       it('stores any JSON the facts hold, and drops only a record that can never be stored, reporting it', async () => {
