@@ -16,6 +16,18 @@ import {
 /** How long a commit in doubt is watched for its offsets to appear (milliseconds after the broker settles it, normally). */
 const COMMITTED_OFFSET_WAIT_MS = 3_000;
 
+/** Broker answers meaning a newer producer took the transactional id: this instance no longer owns the partition. */
+const FENCED_ERRORS = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED']);
+
+/** Whether the error, or one it wraps, says this producer was fenced. */
+export function isFenced(error: unknown): boolean {
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth += 1) {
+    const type = (current as { type?: unknown }).type;
+    if (typeof type === 'string' && FENCED_ERRORS.has(type)) return true;
+  }
+  return false;
+}
+
 export function transactionalIdFor(groupId: string, topic: string, partition: number): string {
   return `${groupId}.${topic}.${partition}`;
 }
@@ -56,17 +68,18 @@ export class TransactionalOutput implements ResultOutput {
       // A fenced or failed producer is dropped; the next run for this partition starts a fresh one (which fences in turn).
       await transaction.abort().catch(() => undefined);
       await this.#drop(id);
-      // A commit whose answer was lost may have committed: answering the run again would commit its results twice.
-      if (committing && (await this.#committedPast(id, delivery))) return;
+      // A commit whose answer was lost may have committed: answering the run again would commit its results twice. A
+      // fenced one did not, and a fresh producer would fence the partition's new owner in turn.
+      if (committing && !isFenced(error) && (await this.#committedPast(id, delivery))) return;
       throw error;
     }
   }
 
   /**
    * Whether the group's committed position has reached the run's end. A fresh producer under the transactional id first
-   * settles the transaction in doubt (the coordinator completes a commit it logged and aborts anything else); the
-   * group applies a committed transaction's offsets moments later, so the position is watched for a while before the
-   * run counts as not committed. Any failure answers false: the run is retried.
+   * settles the transaction in doubt (its initialisation waits for the coordinator to complete a commit it logged, and
+   * aborts anything else); the group applies a committed transaction's offsets moments later, so the position is
+   * watched for a while before the run counts as not committed. Any failure answers false: the run is retried.
    */
   async #committedPast(id: string, delivery: Delivery): Promise<boolean> {
     const admin = this.#kafka.admin();
@@ -99,13 +112,23 @@ export class TransactionalOutput implements ResultOutput {
     await Promise.all([...this.#producers.keys()].map((id) => this.#drop(id)));
   }
 
+  /** The partition's producer, connected and initialised under its transactional id: previous owners are fenced. */
   #producer(id: string): Promise<Producer> {
     let producer = this.#producers.get(id);
     if (producer === undefined) {
       const created = orderedProducer(this.#kafka, id);
-      producer = created.connect().then(() => created);
-      // A failed connect is forgotten so the next delivery tries again.
-      producer.catch(() => this.#producers.delete(id));
+      // kafkajs initialises the transactional id (which fences, and settles a transaction left open) only when a
+      // transaction begins; an empty one ends without a request.
+      producer = created
+        .connect()
+        .then(() => created.transaction())
+        .then((transaction) => transaction.abort())
+        .then(() => created);
+      // A failed start is forgotten (and its connection closed) so the next delivery tries again.
+      producer.catch(() => {
+        if (this.#producers.get(id) === producer) this.#producers.delete(id);
+        created.disconnect().catch(() => undefined);
+      });
       this.#producers.set(id, producer);
     }
     return producer;

@@ -4,8 +4,11 @@ import type { Delivery } from '../../../src/kafka/result-output.ts';
 import { TransactionalOutput } from '../../../src/kafka/transactional-output.ts';
 import { collect, deleteTestTopics, eventually, type TestTopics, testKafka, uniqueTopics } from './support.ts';
 
-/** How the next commit fails: after the broker committed (its answer lost), or before anything reached it. */
-type CommitFault = 'answer-lost' | 'never-sent' | undefined;
+/**
+ * What happens to the next commit: it fails after the broker committed (its answer lost), or before anything reached
+ * the broker, or it waits for a gate to open first.
+ */
+type CommitFault = 'answer-lost' | 'never-sent' | { gate: Promise<void> } | undefined;
 
 /**
  * The real broker behind a client whose next transaction commit fails once, as when the connection drops around the
@@ -18,6 +21,7 @@ function faultyKafka(kafka: Kafka, fault: { next: CommitFault }): Kafka {
         const injected = fault.next;
         fault.next = undefined;
         if (injected === 'never-sent') throw new Error('Closed connection');
+        if (typeof injected === 'object') await injected.gate;
         await transaction.commit();
         if (injected === 'answer-lost') throw new Error('Closed connection');
       },
@@ -103,5 +107,48 @@ describe('exactly-once output when a commit fails', () => {
     // A read_committed reader sees each run's result once.
     const received = await collect(kafka, [topics.results], (all) => all.length >= 3, { groupPrefix: topics.group, settleMs: 1_000 });
     expect(received.map((message) => JSON.parse(String(message.value)).answers)).toEqual([0, 1, 2]);
+  });
+
+  it("reports a run whose commit was fenced by the partition's new owner as not delivered, and leaves that owner working", async () => {
+    const fenced = uniqueTopics('eos-fenced');
+    await admin.createTopics({
+      topics: [fenced.facts, fenced.results, fenced.dlq].map((topic) => ({ topic, numPartitions: 1 })),
+      waitForLeaders: true,
+    });
+    const run = (offset: number, by: string): Delivery => ({
+      topic: fenced.facts,
+      partition: 0,
+      results: [{ key: 'k', value: JSON.stringify({ answers: offset, by }) }],
+      deadLetters: [],
+      nextOffset: String(offset + 1),
+    });
+    const outputTopics = { resultsTopic: fenced.results, dlqTopic: fenced.dlq };
+    const fault: { next: CommitFault } = { next: undefined };
+    const first = new TransactionalOutput(faultyKafka(kafka, fault), outputTopics, fenced.group, fenced.facts);
+    const next = new TransactionalOutput(kafka, outputTopics, fenced.group, fenced.facts);
+    try {
+      await first.assigned(new Set([0]));
+      await first.deliver(run(0, 'first'), notUsed);
+      // The first owner's next run waits at its commit while the partition moves to the next owner, which fences it.
+      let open!: () => void;
+      fault.next = { gate: new Promise<void>((resolve) => (open = resolve)) };
+      const stale = first.deliver(run(1, 'first'), notUsed);
+      await next.assigned(new Set([0]));
+      await next.deliver(run(1, 'next'), notUsed);
+      open();
+      await expect(stale).rejects.toThrow();
+      // The fenced owner did not fence the next one back: its following run commits.
+      await next.deliver(run(2, 'next'), notUsed);
+    } finally {
+      await first.close();
+      await next.close();
+    }
+    const received = await collect(kafka, [fenced.results], (all) => all.length >= 3, { groupPrefix: fenced.group, settleMs: 1_000 });
+    expect(received.map((message) => JSON.parse(String(message.value)))).toEqual([
+      { answers: 0, by: 'first' },
+      { answers: 1, by: 'next' },
+      { answers: 2, by: 'next' },
+    ]);
+    await deleteTestTopics(admin, fenced);
   });
 });
