@@ -52,6 +52,8 @@ export interface ExecutionBatchesTable {
   record_count: number;
   /** The records' JSON array, Brotli-compressed. */
   records: ColumnType<Buffer | Uint8Array, never, never>;
+  /** Unique per written batch (null for batches from before it existed): a retried insert of it adds nothing. */
+  batch_key: ColumnType<string | null, never, never>;
 }
 
 export interface AuditLogTable {

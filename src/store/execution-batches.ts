@@ -1,4 +1,5 @@
 // Executions are stored as compressed batches: one row per written batch, found again through the time in each id.
+import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, brotliDecompress, constants } from 'node:zlib';
 import { CompiledQuery, type Kysely, sql } from 'kysely';
@@ -61,6 +62,8 @@ const LAST_STORABLE_MS = Date.parse('9999-12-31T23:59:59.999Z');
 /** A closed batch as it travels to a writer on another thread: the JSON array's bytes and what its row needs beside them. */
 export interface BatchContents {
   json: Uint8Array;
+  /** Made when the batch was, so every attempt to insert it names the same batch. */
+  key: string;
   count: number;
   minKey: number;
   maxKey: number;
@@ -70,6 +73,7 @@ export interface BatchContents {
 /** A batch ready to insert: the records' JSON array compressed, and what the lookups and retention need to know. */
 export interface EncodedBatch {
   records: Buffer;
+  key: string;
   count: number;
   minKey: number;
   maxKey: number;
@@ -158,6 +162,7 @@ export class BatchBuffer {
   #newestMs = Number.NEGATIVE_INFINITY;
   #closed = false;
   #encoded: Promise<EncodedBatch> | undefined;
+  readonly #key = randomUUID();
 
   /**
    * Reuses the buffers of a written batch when given, else allocates `bytes` for the JSON (growing as needed): a batch
@@ -222,7 +227,14 @@ export class BatchBuffer {
    */
   contents(): BatchContents {
     const json = this.#closedJson();
-    return { json, count: this.count, minKey: this.#minKey, maxKey: this.#maxKey, newestAt: new Date(this.#newestMs).toISOString() };
+    return {
+      json,
+      key: this.#key,
+      count: this.count,
+      minKey: this.#minKey,
+      maxKey: this.#maxKey,
+      newestAt: new Date(this.#newestMs).toISOString(),
+    };
   }
 
   /** Closes the batch and compresses it on the thread pool, once: a batch whose insert failed is retried with the same bytes. */
@@ -323,15 +335,16 @@ export function compressBatchSync(contents: BatchContents): EncodedBatch {
 }
 
 /**
- * Inserts one batch. The bytes travel as base64 text decoded by the database: PGlite's JavaScript bytea encoder is far
- * slower than Buffer's native base64.
+ * Inserts one batch, once: an insert retried after its answer was lost (it may have committed) adds nothing. The bytes
+ * travel as base64 text decoded by the database: PGlite's JavaScript bytea encoder is far slower than Buffer's base64.
  */
-export const INSERT_BATCH_SQL = `insert into execution_batches (id_keys, newest_at, record_count, records)
-  values (int8range($1, $2, '[]'), $3, $4, decode($5, 'base64'))`;
+export const INSERT_BATCH_SQL = `insert into execution_batches (id_keys, newest_at, record_count, records, batch_key)
+  values (int8range($1, $2, '[]'), $3, $4, decode($5, 'base64'), $6)
+  on conflict (batch_key) do nothing`;
 
 /** The parameters of INSERT_BATCH_SQL for one batch. */
 export function insertBatchParameters(batch: EncodedBatch): unknown[] {
-  return [batch.minKey, batch.maxKey, batch.newestAt, batch.count, batch.records.toString('base64')];
+  return [batch.minKey, batch.maxKey, batch.newestAt, batch.count, batch.records.toString('base64'), batch.key];
 }
 
 export async function insertBatch(db: Kysely<Database>, batch: EncodedBatch): Promise<void> {

@@ -1,6 +1,6 @@
 // Opens the SQL store: real PostgreSQL through a pg pool when a URL is given, else embedded PGlite in a data directory.
 import { mkdir } from 'node:fs/promises';
-import { type Dialect, Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
+import { type Dialect, Kysely, PGliteDialect, PostgresDialect, type PostgresPool, type PostgresPoolClient, sql } from 'kysely';
 import pg from 'pg';
 import { createAuditRepository } from './audit-repository.ts';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
@@ -56,7 +56,9 @@ export async function openStore(options: OpenStoreOptions): Promise<SqlStore> {
     sqlDialect = new PGliteDialect({ pglite });
   } else {
     sqlDialect = new PostgresDialect({
-      pool: openPool(options.databaseUrl, options.poolSize ?? 10, onError, options.queryTimeoutMs ?? QUERY_TIMEOUT_MS),
+      pool: droppingStuckClients(
+        openPool(options.databaseUrl, options.poolSize ?? 10, onError, options.queryTimeoutMs ?? QUERY_TIMEOUT_MS),
+      ),
     });
   }
   const db = new Kysely<Database>({ dialect: sqlDialect });
@@ -146,6 +148,33 @@ function openPool(connectionString: string, max: number, onError: (error: unknow
   // An idle client losing its connection emits 'error'; unhandled, it would crash the process.
   pool.on('error', onError);
   return pool;
+}
+
+/**
+ * The pool as Kysely uses it, except that a client whose query timed out is dropped when released, not reused: pg
+ * stops waiting but the connection still waits for that answer, so every later query on it would time out too.
+ */
+function droppingStuckClients(pool: pg.Pool): PostgresPool {
+  return {
+    options: pool.options,
+    end: () => pool.end(),
+    async connect(): Promise<PostgresPoolClient> {
+      const client = await pool.connect();
+      let stuck = false;
+      return {
+        processID: (client as { processID?: number }).processID,
+        query: (async (text: string, parameters: readonly unknown[]) => {
+          try {
+            return await client.query(text, parameters as unknown[]);
+          } catch (error) {
+            if (error instanceof Error && /query read timeout/i.test(error.message)) stuck = true;
+            throw error;
+          }
+        }) as unknown as PostgresPoolClient['query'],
+        release: (destroy?: boolean) => client.release(destroy === true || stuck),
+      };
+    },
+  };
 }
 
 function reportAsWarning(error: unknown): void {

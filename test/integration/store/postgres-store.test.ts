@@ -105,7 +105,7 @@ describe('opening the store on PostgreSQL', () => {
     }
   });
 
-  it('fails a query with UNAVAILABLE, not hanging, when the server stops answering on an open connection', {
+  it('fails a query with UNAVAILABLE, not hanging, when the server stops answering on an open connection, then drops that connection', {
     timeout: 30_000,
   }, async () => {
     const database = await createTestDatabase();
@@ -118,6 +118,9 @@ describe('opening the store on PostgreSQL', () => {
       const started = Date.now();
       await expect(store.rules.get(rule.id)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
       expect(Date.now() - started).toBeLessThan(10_000);
+      // The server answers again; the stuck connection (still owed its 60 s-late reply) is not reused.
+      proxy.delayReplies(0);
+      expect(await store.rules.get(rule.id)).toEqual(rule);
     } finally {
       proxy.close();
       await store.close().catch(() => undefined);

@@ -563,6 +563,26 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
         expect(await findInBatches(store.db, recorded.execution_id)).toEqual(recorded);
       });
 
+      it('stores a batch once when its insert is retried after an answer that was lost (it had committed)', async () => {
+        let lost = 1;
+        const { repository } = writer({
+          flushMs: 60_000,
+          writeBatch: async (batch) => {
+            await insertBatch(store.db, await batch.encode());
+            if (lost-- > 0) throw new AppError('UNAVAILABLE', 'the database is unavailable');
+          },
+        });
+        const recorded = execution();
+        repository.record(recorded);
+        await expect(repository.flush()).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+        await repository.flush();
+        await repository.close();
+        let copies = 0;
+        for await (const stored of storedExecutions(store.db)) if (stored.execution_id === recorded.execution_id) copies += 1;
+        expect(copies).toBe(1);
+        expect(await findInBatches(store.db, recorded.execution_id)).toEqual(recorded);
+      });
+
       it('keeps trying to write its pending records when closing while the database is away for a moment', async () => {
         let refusals = 2;
         const { repository, errors } = writer({
