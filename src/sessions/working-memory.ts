@@ -39,6 +39,11 @@ interface AccumulatorState {
   sum: number;
   compensation: number;
   /**
+   * Set when a contribution was taken off, or one of the other sign added, while the running sum was past the double
+   * range: only adding the live members up again can tell whether it came back.
+   */
+  recount: boolean;
+  /**
    * Members by event time (windowed accumulators: eviction), by smallest value (min) and by largest (max), built with
    * the state. A member that stopped counting stays in them until it reaches the front, or until they are rebuilt
    * without the dead.
@@ -120,22 +125,25 @@ export class WorkingMemory {
       } else if (spec.fn === 'max') {
         extreme = state.byHigh && liveTop(state.byHigh)?.value;
       }
-      out[spec.id] = aggregateValue(spec, { count: state.count, sum: this.#sumOf(state), extreme });
+      const sum = spec.fn === 'sum' || spec.fn === 'avg' ? this.#sumOf(state) : 0;
+      out[spec.id] = aggregateValue(spec, { count: state.count, sum, extreme });
     }
     return out;
   }
 
   /**
-   * The live members' sum. A running sum that passed the double range stays Infinity (or NaN) whatever is taken off
-   * it, so it is then added up again from the live members: rare, and O(members) only while it lasts.
+   * The live members' sum. A running sum past the double range stays Infinity (or NaN) whatever is taken off it, so
+   * after such a change it is added up again from the live members: O(members), only while the sum is out of range.
    */
   #sumOf(state: AccumulatorState): number {
-    if (Number.isFinite(state.sum) || state.count === 0) return runningSum(state);
+    if (!state.recount || state.count === 0) return runningSum(state);
     state.sum = 0;
     state.compensation = 0;
     for (const members of this.#members.values()) {
       for (const member of members) if (member.state === state && member.live) addToSum(state, member.value);
     }
+    // Partial sums of the recount itself may pass the range: that is the answer for this order, not a change to redo.
+    state.recount = false;
     return runningSum(state);
   }
 
@@ -182,6 +190,7 @@ export class WorkingMemory {
         count: 0,
         sum: 0,
         compensation: 0,
+        recount: false,
         byTime: undefined,
         byLow: undefined,
         byHigh: undefined,
@@ -254,11 +263,13 @@ function removeMember(member: Member): void {
   if (state.count === 0) {
     state.sum = 0;
     state.compensation = 0;
+    state.recount = false;
   } else addToSum(state, -member.value);
 }
 
 /** Neumaier's compensated addition: the low-order part each addition rounds away is kept in the compensation. */
 function addToSum(state: AccumulatorState, value: number): void {
+  if (!Number.isFinite(state.sum) && !(Math.sign(value) === Math.sign(state.sum) || value === 0)) state.recount = true;
   const sum = state.sum + value;
   if (Math.abs(state.sum) >= Math.abs(value)) state.compensation += state.sum - sum + value;
   else state.compensation += value - sum + state.sum;
