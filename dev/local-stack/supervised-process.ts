@@ -102,9 +102,12 @@ function installHooks(): void {
   });
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.once(signal, () => {
+      // Someone else handles the signal (npm run dev stops the service first, then the stack): leave the order to it;
+      // the 'exit' hook still stops whatever is left.
+      if (process.listenerCount(signal) > 0) return;
       for (const handle of running) signalGroup(handle.pid, 'SIGTERM');
       // Nobody else handles the signal: take the default action (exit) as if we had never listened.
-      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+      process.kill(process.pid, signal);
     });
   }
 }

@@ -1,6 +1,8 @@
 // The local stack's services do real work: a message through the broker, a committed transaction, an Avro round trip
 // through the registry's Confluent-compatible API, Redis commands, and a PostgreSQL query when a server exists.
+
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -268,5 +270,39 @@ describe('processes the local stack starts', () => {
 
   it.each(['SIGKILL', 'exit', 'SIGINT'] as const)('leaves no process behind when its parent ends by %s', async (ending) => {
     expect(await groupGone(await orphanedGroup(ending))).toBe(true);
+  });
+
+  it('leaves the stopping to a parent that handles SIGINT itself (npm run dev stops the service before the stack)', async () => {
+    const dir = await scratchDir();
+    const script = join(dir, 'parent.ts');
+    await writeFile(
+      script,
+      [
+        `import { startSupervised } from ${JSON.stringify(supervisedModule)};`,
+        `const child = startSupervised('sleep', ['600'], { cwd: ${JSON.stringify(dir)}, logFile: ${JSON.stringify(join(dir, 'out.log'))} });`,
+        'process.on("SIGINT", async () => {',
+        // Time enough for a premature SIGTERM to the group to have ended it.
+        '  await new Promise((resolve) => setTimeout(resolve, 500));',
+        "  process.stdout.write(child.hasExited() ? 'stopped early\\n' : 'still running\\n');",
+        '  await child.stop();',
+        '  process.exit(0);',
+        '});',
+        "process.stdout.write(String(child.pid) + '\\n');",
+        'setInterval(() => undefined, 1000);',
+      ].join('\n'),
+    );
+    const parent = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let output = '';
+    parent.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const started = await waitUntil(async () => output.includes('\n'), { timeoutMs: 10_000, intervalMs: 20 });
+    expect(started.ok).toBe(true);
+    const pgid = Number(output.trim());
+    parent.kill('SIGINT');
+    const [code] = await once(parent, 'exit');
+    expect(code).toBe(0);
+    expect(output).toContain('still running');
+    expect(await groupGone(pgid)).toBe(true);
   });
 });
