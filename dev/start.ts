@@ -77,7 +77,7 @@ function instructions(serviceUrl: string, factsTopic: string, resultsTopic: stri
   const json = "-H 'content-type: application/json'";
   return [
     `the service answers on ${serviceUrl} (Ctrl-C stops the service and the stack)`,
-    '  1. create a rule:',
+    '  1. create a rule (on later runs it is there already: 409 CONFLICT, go on):',
     `     curl -s ${serviceUrl}/api/v1/rules ${json} -d '{"name":"large-amount","domain":"default","condition_dsl":{"type":"condition","field":"amount","op":">","value":100},"action":"review"}'`,
     '  2. evaluate a fact over HTTP:',
     `     curl -s ${serviceUrl}/api/v1/evaluate ${json} -d '{"facts":{"amount":150},"domain":"default"}'`,
