@@ -8,7 +8,7 @@ import { collect, deleteTestTopics, eventually, type TestTopics, testKafka, uniq
  * What happens to the next commit: it fails after the broker committed (its answer lost), or before anything reached
  * the broker, or it waits for a gate to open first.
  */
-type CommitFault = 'answer-lost' | 'never-sent' | { gate: Promise<void> } | undefined;
+type CommitFault = 'answer-lost' | 'never-sent' | { reached: () => void; gate: Promise<void> } | undefined;
 
 /**
  * The real broker behind a client whose next transaction commit fails once, as when the connection drops around the
@@ -21,7 +21,10 @@ function faultyKafka(kafka: Kafka, fault: { next: CommitFault }): Kafka {
         const injected = fault.next;
         fault.next = undefined;
         if (injected === 'never-sent') throw new Error('Closed connection');
-        if (typeof injected === 'object') await injected.gate;
+        if (typeof injected === 'object') {
+          injected.reached();
+          await injected.gate;
+        }
         await transaction.commit();
         if (injected === 'answer-lost') throw new Error('Closed connection');
       },
@@ -131,12 +134,18 @@ describe('exactly-once output when a commit fails', () => {
       await first.deliver(run(0, 'first'), notUsed);
       // The first owner's next run waits at its commit while the partition moves to the next owner, which fences it.
       let open!: () => void;
-      fault.next = { gate: new Promise<void>((resolve) => (open = resolve)) };
-      const stale = first.deliver(run(1, 'first'), notUsed);
+      let reached!: () => void;
+      const atCommit = new Promise<void>((resolve) => (reached = resolve));
+      fault.next = { reached, gate: new Promise<void>((resolve) => (open = resolve)) };
+      const stale = first.deliver(run(1, 'first'), notUsed).then(
+        () => 'delivered',
+        () => 'failed',
+      );
+      await atCommit;
       await next.assigned(new Set([0]));
       await next.deliver(run(1, 'next'), notUsed);
       open();
-      await expect(stale).rejects.toThrow();
+      expect(await stale).toBe('failed');
       // The fenced owner did not fence the next one back: its following run commits.
       await next.deliver(run(2, 'next'), notUsed);
     } finally {
