@@ -192,8 +192,8 @@ describe('processes the local stack starts', () => {
     }
   }
 
-  /** Runs a Node script that starts `sleep 600` supervised, prints the group id, then ends the way `ending` says. */
-  async function orphanedGroup(ending: 'SIGKILL' | 'exit' | 'SIGINT'): Promise<number> {
+  /** Writes a Node script that starts `sleep 600` supervised as `child`, runs `then`, and prints the group id. */
+  async function parentScript(then: readonly string[]): Promise<string> {
     const dir = await scratchDir();
     const script = join(dir, 'parent.ts');
     await writeFile(
@@ -201,10 +201,18 @@ describe('processes the local stack starts', () => {
       [
         `import { startSupervised } from ${JSON.stringify(supervisedModule)};`,
         `const child = startSupervised('sleep', ['600'], { cwd: ${JSON.stringify(dir)}, logFile: ${JSON.stringify(join(dir, 'out.log'))} });`,
+        ...then,
         "process.stdout.write(String(child.pid) + '\\n');",
-        ending === 'exit' ? 'setTimeout(() => process.exit(0), 200);' : 'setInterval(() => undefined, 1000);',
       ].join('\n'),
     );
+    return script;
+  }
+
+  /** Runs a parent script that prints the group id, then ends the way `ending` says. */
+  async function orphanedGroup(ending: 'SIGKILL' | 'exit' | 'SIGINT'): Promise<number> {
+    const script = await parentScript([
+      ending === 'exit' ? 'setTimeout(() => process.exit(0), 200);' : 'setInterval(() => undefined, 1000);',
+    ]);
     const parent = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
     const pgid = await new Promise<number>((resolve, reject) => {
       parent.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
@@ -273,24 +281,16 @@ describe('processes the local stack starts', () => {
   });
 
   it('leaves the stopping to a parent that handles SIGINT itself (npm run dev stops the service before the stack)', async () => {
-    const dir = await scratchDir();
-    const script = join(dir, 'parent.ts');
-    await writeFile(
-      script,
-      [
-        `import { startSupervised } from ${JSON.stringify(supervisedModule)};`,
-        `const child = startSupervised('sleep', ['600'], { cwd: ${JSON.stringify(dir)}, logFile: ${JSON.stringify(join(dir, 'out.log'))} });`,
-        'process.on("SIGINT", async () => {',
-        // Time enough for a premature SIGTERM to the group to have ended it.
-        '  await new Promise((resolve) => setTimeout(resolve, 500));',
-        "  process.stdout.write(child.hasExited() ? 'stopped early\\n' : 'still running\\n');",
-        '  await child.stop();',
-        '  process.exit(0);',
-        '});',
-        "process.stdout.write(String(child.pid) + '\\n');",
-        'setInterval(() => undefined, 1000);',
-      ].join('\n'),
-    );
+    const script = await parentScript([
+      'process.on("SIGINT", async () => {',
+      // Time enough for a premature SIGTERM to the group to have ended it.
+      '  await new Promise((resolve) => setTimeout(resolve, 500));',
+      "  process.stdout.write(child.hasExited() ? 'stopped early\\n' : 'still running\\n');",
+      '  await child.stop();',
+      '  process.exit(0);',
+      '});',
+      'setInterval(() => undefined, 1000);',
+    ]);
     const parent = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
     let output = '';
     parent.stdout.on('data', (chunk: Buffer) => {
