@@ -9,10 +9,6 @@ import {
   type ResultOutput,
 } from './result-output.ts';
 
-/**
- * The transactional id is stable per consumer group and input partition, so whichever instance owns the partition next
- * (after a rebalance or a crash) fences the previous owner's producer and aborts its open transaction at once.
- */
 /** How long a commit in doubt is watched for its offsets to appear (milliseconds after the broker settles it, normally). */
 const COMMITTED_OFFSET_WAIT_MS = 3_000;
 
@@ -20,7 +16,7 @@ const COMMITTED_OFFSET_WAIT_MS = 3_000;
 const FENCED_ERRORS = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED']);
 
 /** Whether the error, or one it wraps, says this producer was fenced. */
-export function isFenced(error: unknown): boolean {
+function isFenced(error: unknown): boolean {
   for (let current: unknown = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth += 1) {
     const type = (current as { type?: unknown }).type;
     if (typeof type === 'string' && FENCED_ERRORS.has(type)) return true;
@@ -28,6 +24,10 @@ export function isFenced(error: unknown): boolean {
   return false;
 }
 
+/**
+ * The transactional id is stable per consumer group and input partition, so whichever instance owns the partition next
+ * (after a rebalance or a crash) fences the previous owner's producer and aborts its open transaction at once.
+ */
 export function transactionalIdFor(groupId: string, topic: string, partition: number): string {
   return `${groupId}.${topic}.${partition}`;
 }
