@@ -96,6 +96,7 @@ async function serveInMemory(ruleCount: number): Promise<void> {
       },
       flush: async () => undefined,
       pendingCount: () => 0,
+      reservedBytes: () => 0,
       deleteOlderThan: async () => 0,
       close: async () => undefined,
     },

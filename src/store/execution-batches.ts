@@ -183,6 +183,11 @@ export class BatchBuffer {
     return this.#ends.length;
   }
 
+  /** Bytes its JSON buffer can hold before growing (what the batch keeps reserved, and a batch reusing it too). */
+  get capacity(): number {
+    return this.#bytes.length;
+  }
+
   /** Bytes of JSON the batch holds so far. */
   get byteLength(): number {
     return this.#length;

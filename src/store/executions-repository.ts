@@ -35,6 +35,11 @@ const MAX_RETRY_DELAY_MS = 5_000;
 export const CLOSE_RETRY_MS = 20_000;
 /** Batches being written rarely number more than two; their buffers are kept for reuse up to this many. */
 const MAX_SPARE_BATCHES = 3;
+/**
+ * Largest buffer kept for reuse, and largest a new batch starts with: a batch of 500 typical records fills ~250 KB, and
+ * one huge record (up to the body limit) must not keep its buffer reserved for the life of the process.
+ */
+export const MAX_SPARE_BYTES = 4 * 1024 * 1024;
 
 /** What one write covers: only full batches (a kick from record()), or also what is pending now (the timer, flush()). */
 type WriteScope = 'full batches' | 'all pending';
@@ -121,6 +126,13 @@ class BatchedExecutions implements ExecutionsRepository {
     return withDatabase(() => findInBatches(this.#db, id));
   }
 
+  reservedBytes(): number {
+    let bytes = this.#open.capacity;
+    for (const batch of this.#full) bytes += batch.capacity;
+    for (const batch of this.#spares) bytes += batch.capacity;
+    return bytes;
+  }
+
   pendingCount(): number {
     return this.#pendingCount;
   }
@@ -200,7 +212,7 @@ class BatchedExecutions implements ExecutionsRepository {
       await this.#writeBatch(batch);
       this.#full.shift();
       this.#pendingCount -= batch.count;
-      if (this.#spares.length < MAX_SPARE_BATCHES) this.#spares.push(batch);
+      if (this.#spares.length < MAX_SPARE_BATCHES && batch.capacity <= MAX_SPARE_BYTES) this.#spares.push(batch);
       if (this.#pendingCount <= this.#options.backlogWarning / 2) this.#backlogReported = false;
     }
   }
@@ -208,7 +220,8 @@ class BatchedExecutions implements ExecutionsRepository {
   #closeOpenBatch(): void {
     const closed = this.#open;
     this.#full.push(closed);
-    // Without a spare, a new batch starts as large as the one just closed, rather than growing to it again.
-    this.#open = new BatchBuffer(this.#spares.pop() ?? { bytes: closed.byteLength + (closed.byteLength >> 2) });
+    // Without a spare, a new batch starts as large as the one just closed (up to a bound), rather than growing to it again.
+    const bytes = Math.min(closed.byteLength + (closed.byteLength >> 2), MAX_SPARE_BYTES);
+    this.#open = new BatchBuffer(this.#spares.pop() ?? { bytes });
   }
 }

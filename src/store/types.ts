@@ -135,6 +135,8 @@ export interface ExecutionsRepository {
   flush(): Promise<void>;
   /** Recorded executions not yet written: lets a transport slow down while the database falls behind. */
   pendingCount(): number;
+  /** Bytes the writer's batch buffers keep reserved (the batch taking records, those being written, spares). */
+  reservedBytes(): number;
   /** Deletes executions older than the cutoff; returns how many. */
   deleteOlderThan(cutoff: Date): Promise<number>;
   close(): Promise<void>;

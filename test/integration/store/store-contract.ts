@@ -6,7 +6,7 @@ import type { ConditionNode } from '../../../src/contracts/condition-dsl.ts';
 import { AppError } from '../../../src/errors.ts';
 import { newExecutionId } from '../../../src/evaluation/execution-id.ts';
 import { findInBatches, insertBatch, MAX_RECORDS_PER_BATCH, storedExecutions } from '../../../src/store/execution-batches.ts';
-import { createExecutionsRepository, type ExecutionWriterOptions } from '../../../src/store/executions-repository.ts';
+import { createExecutionsRepository, type ExecutionWriterOptions, MAX_SPARE_BYTES } from '../../../src/store/executions-repository.ts';
 import type { SqlStore } from '../../../src/store/open-store.ts';
 import type { ExecutionRecord, RuleDraft, SerializedExecution } from '../../../src/store/types.ts';
 import type { TestStore } from '../../helpers/databases.ts';
@@ -581,6 +581,17 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
         for await (const stored of storedExecutions(store.db)) if (stored.execution_id === recorded.execution_id) copies += 1;
         expect(copies).toBe(1);
         expect(await findInBatches(store.db, recorded.execution_id)).toEqual(recorded);
+      });
+
+      it('keeps no buffer larger than MAX_SPARE_BYTES reserved once a huge record is written', async () => {
+        const { repository } = writer({ flushMs: 60_000 });
+        repository.record(execution({ facts: { note: 'x'.repeat(6 * 1024 * 1024) } }));
+        await repository.flush();
+        repository.record(execution());
+        await repository.flush();
+        expect(repository.reservedBytes()).toBeLessThan(6 * 1024 * 1024);
+        expect(repository.reservedBytes()).toBeLessThanOrEqual(MAX_SPARE_BYTES + 64 * 1024);
+        await repository.close();
       });
 
       it('keeps trying to write its pending records when closing while the database is away for a moment', async () => {
