@@ -74,6 +74,7 @@ async function serveInMemory(ruleCount: number): Promise<void> {
   const store: Store = {
     rules: {
       all: async () => stored,
+      snapshot: async () => ({ revision: 1, rules: stored }),
       revision: async () => 1,
       create: unused,
       get: unused,

@@ -193,7 +193,7 @@ async function main(): Promise<void> {
   const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const prefix = `bench:${randomUUID()}:`;
   const rules = sessionRules(RULES, ACCUMULATES, mulberry32(options.seed));
-  const catalog = await RuleCatalog.open({ rules: { all: async () => rules, revision: async () => 1 } });
+  const catalog = await RuleCatalog.open({ rules: { snapshot: async () => ({ revision: 1, rules }) } });
   const accumulators = catalog.engine.accumulators(SESSION_DOMAIN);
   const windowed = accumulators.filter((a) => a.windowMs !== undefined).length;
 

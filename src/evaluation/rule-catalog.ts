@@ -9,7 +9,7 @@ export type RuleChange = RuleChangeMessage;
 export type RuleChangeListener = (change: RuleChange) => void;
 
 export interface RuleCatalogOptions {
-  rules: Pick<RulesRepository, 'all' | 'revision'>;
+  rules: Pick<RulesRepository, 'snapshot'>;
   /** Opt-in engine collector, handed to every compiled engine. */
   metrics?: EngineMetrics;
   /** Tells the caller a listener threw; listeners never break a change. */
@@ -141,9 +141,8 @@ export class RuleCatalog {
   }
 }
 
-/** The revision is read first, so the rules read after it reflect at least that revision. */
+/** The rules and their revision, read together: the engine is labelled with exactly the revision its rules make up. */
 async function load(rules: RuleCatalogOptions['rules']): Promise<{ revision: number; rules: RuleInput[] }> {
-  const revision = await rules.revision();
-  const stored = await rules.all();
-  return { revision, rules: stored.map(toRuleInput) };
+  const snapshot = await rules.snapshot();
+  return { revision: snapshot.revision, rules: snapshot.rules.map(toRuleInput) };
 }

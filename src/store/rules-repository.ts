@@ -78,6 +78,19 @@ export function createRulesRepository(db: Kysely<Database>): RulesRepository {
         return rows.map(toStoredRule);
       }),
 
+    snapshot: () =>
+      withDatabase(() =>
+        // Repeatable read: a change committing between the two reads would label newer rules with an older revision.
+        db
+          .transaction()
+          .setIsolationLevel('repeatable read')
+          .execute(async (trx) => {
+            const revision = await readRevision(trx);
+            const rows = await trx.selectFrom('rules').selectAll().orderBy('id', 'asc').execute();
+            return { revision, rules: rows.map(toStoredRule) };
+          }),
+      ),
+
     replace: (id, draft, actor) => rewrite(id, actor, () => fieldsOf(draft)),
 
     update: (id, patch, actor) => rewrite(id, actor, (current) => patchedFields(current, patch)),

@@ -59,8 +59,10 @@ export interface RulesRepository {
   create(draft: RuleDraft, actor: string): Promise<Change<StoredRule>>;
   get(id: number): Promise<StoredRule | undefined>;
   list(filter: RuleFilter): Promise<Page<StoredRule>>;
-  /** Every rule, enabled or not, for compiling the engine. */
+  /** Every rule, enabled or not. */
   all(): Promise<StoredRule[]>;
+  /** Every rule and the revision they make up, read in one snapshot: what the engine is compiled from. */
+  snapshot(): Promise<{ revision: number; rules: StoredRule[] }>;
   /** Full replacement (PUT); undefined when the rule does not exist. */
   replace(id: number, draft: RuleDraft, actor: string): Promise<Change<StoredRule> | undefined>;
   /** Partial update (PATCH) of the given fields; undefined when the rule does not exist. */

@@ -74,6 +74,28 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
     }
 
     describe('rules', () => {
+      it('reads the rules and their revision in one snapshot while changes commit around it', async () => {
+        // Creates only, one revision each: in a consistent snapshot the rules added match the revisions added.
+        const base = await store.rules.snapshot();
+        let creating = true;
+        const inconsistent: string[] = [];
+        const watcher = (async () => {
+          while (creating) {
+            const { revision, rules } = await store.rules.snapshot();
+            if (rules.length - base.rules.length !== revision - base.revision) {
+              inconsistent.push(`revision ${revision} with ${rules.length - base.rules.length} new rules`);
+            }
+          }
+        })();
+        for (let round = 0; round < 10; round += 1) await Promise.all(Array.from({ length: 8 }, () => store.rules.create(draft(), 'a')));
+        creating = false;
+        await watcher;
+        expect(inconsistent).toEqual([]);
+        const last = await store.rules.snapshot();
+        expect(last.revision - base.revision).toBe(80);
+        expect(last.rules.length - base.rules.length).toBe(80);
+      });
+
       it('creates a rule with defaults, version 1 and timestamps, and reads it back', async () => {
         const before = await store.rules.revision();
         const { value: rule, revision } = await store.rules.create(

@@ -28,16 +28,13 @@ class RulesStub {
   current = 0;
   reads = 0;
   failNext = false;
-  async revision(): Promise<number> {
+  async snapshot(): Promise<{ revision: number; rules: StoredRule[] }> {
     if (this.failNext) {
       this.failNext = false;
       throw new Error('database down');
     }
-    return this.current;
-  }
-  async all(): Promise<StoredRule[]> {
     this.reads += 1;
-    return [...this.rules];
+    return { revision: this.current, rules: [...this.rules] };
   }
   change(rules: StoredRule[]): number {
     this.rules = rules;
