@@ -29,7 +29,7 @@ export function decodeCursor(list: CursorList, cursor: string): number {
     sum !== check(list, id) ||
     encodeCursor(list, id) !== cursor
   ) {
-    throw new AppError('VALIDATION_ERROR', 'cursor is malformed: pass next_cursor from the previous page unchanged');
+    throw new AppError('VALIDATION_ERROR', 'cursor is malformed: follow the previous page\'s Link rel="next" URL unchanged');
   }
   return id;
 }

@@ -26,7 +26,10 @@ describe('cursors', () => {
     );
     for (const cursor of bad) {
       expect(() => decodeCursor('rules', cursor), cursor).toThrow(
-        expect.objectContaining({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/cursor is malformed/) }),
+        expect.objectContaining({
+          code: 'VALIDATION_ERROR',
+          message: expect.stringMatching(/cursor is malformed: follow the previous page.s Link rel="next" URL/),
+        }),
       );
     }
   });
