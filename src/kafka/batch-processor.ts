@@ -6,6 +6,7 @@ import type { RegistryDecoder } from './fact-codec.ts';
 import { type DecodedFact, decodeFactValue } from './fact-codec.ts';
 import { decideFailure } from './failure-policy.ts';
 import { deadLetterRecord, type InputMessage, type KafkaEvaluation, resultRecord, sessionResultRecord } from './result-message.ts';
+import { byteLength } from './result-output.ts';
 import type { SessionRouter, SessionWork } from './session-routing.ts';
 
 /**
@@ -266,11 +267,6 @@ function failed(error: unknown): { ok: false; error: unknown } {
 
 function held(): Outcome {
   return { ok: false, error: undefined, held: true };
-}
-
-function byteLength(value: Message['value'] | Message['key']): number {
-  if (value === null || value === undefined) return 0;
-  return typeof value === 'string' ? Buffer.byteLength(value) : value.length;
 }
 
 /** UTF-8 takes at most 3 bytes per UTF-16 unit: most results are far under the limit without counting their bytes. */

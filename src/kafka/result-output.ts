@@ -80,7 +80,8 @@ function recordBytes(message: Message): number {
   return bytes;
 }
 
-function byteLength(value: string | Buffer | null | undefined): number {
+/** Bytes a key, value or header value takes on the wire (a string as UTF-8). */
+export function byteLength(value: string | Buffer | null | undefined): number {
   if (value === null || value === undefined) return 0;
   return typeof value === 'string' ? Buffer.byteLength(value) : value.length;
 }

@@ -17,14 +17,20 @@ const TRANSIENT_NODE_CODES = new Set([
 const TRANSIENT_SQLSTATES = new Set(['40001', '40P01', '55P03']);
 // 22021 character not in repertoire (U+0000 in text), 22P05 untranslatable character (U+0000 or a lone surrogate in jsonb).
 const UNSTORABLE_TEXT_SQLSTATES = new Set(['22021', '22P05']);
+// pg's query_timeout: the server stopped answering on an open connection, which still waits for that answer.
+const QUERY_TIMEOUT = /query read timeout/i;
 // pg reports a dropped connection or a pool time-out without a code.
 const TRANSIENT_MESSAGES = [
   /connection terminated/i,
   /timeout exceeded when trying to connect/i,
   /client has encountered a connection error/i,
-  // pg's query_timeout: the server stopped answering on an open connection.
-  /query read timeout/i,
+  QUERY_TIMEOUT,
 ];
+
+/** True when a query gave up waiting on its connection (pg's query_timeout): that connection must not be reused. */
+export function isQueryTimeout(error: unknown): boolean {
+  return error instanceof Error && QUERY_TIMEOUT.test(error.message);
+}
 
 /** True when the error (or a cause) is a unique violation, optionally of the named constraint. */
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {

@@ -27,23 +27,22 @@ const UUID_HEX_GROUPS: readonly (readonly [number, number])[] = [
   [24, 36],
 ];
 
-/** Whether the text is a UUID: hex digits (either case) in groups of 8-4-4-4-12. */
-export function isUuidText(id: string): boolean {
+/**
+ * Whether the text is a UUID: hex digits in groups of 8-4-4-4-12, in either case or, with `lowercaseOnly`, in lower
+ * case (lookups lowercase the id they are given, so only a lowercase id can be stored and found again).
+ */
+export function isUuidText(id: string, lowercaseOnly = false): boolean {
   // Checked by hand rather than by a regular expression: the writer checks every record.
   if (id.length !== 36 || id[8] !== '-' || id[13] !== '-' || id[18] !== '-' || id[23] !== '-') return false;
+  const caseBit = lowercaseOnly ? 0 : 0x20;
   for (const [start, end] of UUID_HEX_GROUPS) {
     for (let i = start; i < end; i++) {
       const c = id.charCodeAt(i);
-      const lower = c | 0x20;
-      if (!((c >= 0x30 && c <= 0x39) || (lower >= 0x61 && lower <= 0x66))) return false;
+      const folded = c | caseBit;
+      if (!((c >= 0x30 && c <= 0x39) || (folded >= 0x61 && folded <= 0x66))) return false;
     }
   }
   return true;
-}
-
-/** Lookups lowercase the id they are given, so only lowercase ids are ever found (the service makes no other). */
-function isLowerCase(id: string): boolean {
-  return id === id.toLowerCase();
 }
 
 /**
@@ -101,10 +100,10 @@ interface RecordParts {
 /** The pieces of one record, or the reason it can never be stored. */
 function recordParts(execution: ExecutionRecord | SerializedExecution): RecordParts {
   if ('outcomeJson' in execution) return serializedParts(execution);
-  const key = executionIdKey(execution.execution_id);
-  if (key === undefined || !isLowerCase(execution.execution_id)) {
+  if (!isUuidText(execution.execution_id, true)) {
     throw new AppError('VALIDATION_ERROR', `execution id "${execution.execution_id}" is not a lowercase UUID`);
   }
+  const key = executionIdKey(execution.execution_id)!;
   const createdMs = Date.parse(execution.created_at);
   // PostgreSQL's timestamptz cannot hold every JavaScript date; years 1 to 9999 it always can.
   if (!(createdMs >= FIRST_STORABLE_MS && createdMs <= LAST_STORABLE_MS))
@@ -134,7 +133,7 @@ function recordParts(execution: ExecutionRecord | SerializedExecution): RecordPa
  */
 function serializedParts(execution: SerializedExecution): RecordParts {
   const { execution_id: id, createdMs } = execution;
-  if (!isUuidText(id) || !isLowerCase(id)) throw new AppError('VALIDATION_ERROR', `execution id "${id}" is not a lowercase UUID`);
+  if (!isUuidText(id, true)) throw new AppError('VALIDATION_ERROR', `execution id "${id}" is not a lowercase UUID`);
   // Its created_at must fit PostgreSQL's timestamptz too (a v7 id can hold times past year 9999).
   if (!(Number.isInteger(createdMs) && createdMs >= 0 && createdMs <= Math.min(LAST_UUID_V7_MS, LAST_STORABLE_MS))) {
     throw new AppError('VALIDATION_ERROR', `execution ${id} has no valid creation time`);

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { createAuditRepository } from './audit-repository.ts';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 import type { Database } from './database.ts';
-import { withDatabase } from './database-errors.ts';
+import { isQueryTimeout, withDatabase } from './database-errors.ts';
 import { createExecutionsRepository } from './executions-repository.ts';
 import { migrateToLatest } from './migrate.ts';
 import { PgliteWorker } from './pglite-worker.ts';
@@ -167,7 +167,7 @@ function droppingStuckClients(pool: pg.Pool): PostgresPool {
           try {
             return await client.query(text, parameters as unknown[]);
           } catch (error) {
-            if (error instanceof Error && /query read timeout/i.test(error.message)) stuck = true;
+            if (isQueryTimeout(error)) stuck = true;
             throw error;
           }
         }) as unknown as PostgresPoolClient['query'],
