@@ -12,6 +12,7 @@ import { buildApp } from './http/app.ts';
 import type { ReadinessCheck } from './http/services.ts';
 import { type KafkaPipeline, startKafkaPipeline } from './kafka/index.ts';
 import { registerKafkaMetrics } from './kafka/kafka-metrics.ts';
+import { Lifecycle, StopRequested } from './lifecycle.ts';
 import { createLogger, type Logger, logProcessWarnings } from './logger.ts';
 import { openSessionStore } from './sessions/open-session-store.ts';
 import { RedisSessionStore } from './sessions/redis-session-store.ts';
@@ -34,25 +35,85 @@ async function main(): Promise<void> {
   logProcessWarnings(logger);
   process.on('uncaughtException', (error) => fatal(logger, error, 'uncaught exception'));
   process.on('unhandledRejection', (error) => fatal(logger, error, 'unhandled rejection'));
+
+  // Signals are heard from the first moment: one during start-up ends it once the step in progress is done.
+  const lifecycle = new Lifecycle();
+  let started = false;
+  const onSignal = (signal: string) => {
+    if (!lifecycle.requestStop(signal)) return;
+    // A stuck dependency must not keep the process alive forever.
+    setTimeout(() => fatal(logger, new Error('shutdown timed out'), 'shutdown took too long'), config.shutdownTimeoutMs).unref();
+    if (started) {
+      logger.info({ signal }, 'shutting down: no new requests, finishing those in flight');
+      void stop(lifecycle, logger);
+    } else {
+      logger.info({ signal }, 'stop requested during start-up: stopping once the step in progress is done');
+    }
+  };
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  process.once('SIGINT', () => onSignal('SIGINT'));
+
+  try {
+    await start(config, logger, lifecycle);
+    started = true;
+  } catch (error) {
+    if (error instanceof StopRequested) return stop(lifecycle, logger);
+    process.stderr.write(`start-up failed: ${describeFailure(error)}\n`);
+    // What was opened is closed (the data directory unlocked, pending writes kept), within the same bound as a stop.
+    setTimeout(
+      () => fatal(logger, new Error('closing timed out'), 'closing after a failed start-up took too long'),
+      config.shutdownTimeoutMs,
+    ).unref();
+    await lifecycle.closeAll().catch((closeError: unknown) => logger.error({ err: closeError }, 'closing after a failed start-up failed'));
+    logger.flush();
+    process.exit(1);
+  }
+}
+
+/** Closes everything newest first (the HTTP server, Kafka, retention, sessions, then the store's pending writes) and exits. */
+async function stop(lifecycle: Lifecycle, logger: Logger): Promise<void> {
+  try {
+    await lifecycle.closeAll();
+    logger.info('stopped');
+    logger.flush();
+    process.exit(0);
+  } catch (error) {
+    fatal(logger, error, 'shutdown failed');
+  }
+}
+
+/** Opens the store, the engine, sessions, Kafka and the HTTP server, each registered with the lifecycle as it opens. */
+async function start(config: Config, logger: Logger, lifecycle: Lifecycle): Promise<void> {
   if (config.http.apiKeys === null) {
     logger.warn('RULES_API_KEYS is not set: authentication is off and every caller acts as "anonymous" with admin rights');
   }
 
-  const store = await openStore({
-    databaseUrl: config.storage.databaseUrl,
-    dataDir: config.storage.dataDir,
-    onError: (error) => logger.error({ err: error }, 'store background work failed'),
-  });
+  const store = await lifecycle.open(
+    'the store',
+    () =>
+      openStore({
+        databaseUrl: config.storage.databaseUrl,
+        dataDir: config.storage.dataDir,
+        onError: (error) => logger.error({ err: error }, 'store background work failed'),
+      }),
+    // Closing the store writes every pending execution first.
+    (opened) => opened.close(),
+  );
   logger.info({ storage: store.dialect, ...(store.dialect === 'pglite' ? { data_dir: config.storage.dataDir } : {}) }, 'store open');
 
   const prometheus = config.http.metrics === 'prometheus';
   const engineMetrics = prometheus ? new EngineMetrics() : undefined;
-  const catalog = await RuleCatalog.open({
-    rules: store.rules,
-    ...(engineMetrics === undefined ? {} : { metrics: engineMetrics }),
-    onListenerError: (error) => logger.error({ err: error }, 'a rule change listener failed'),
-    onReloadError: (error) => logger.warn({ err: error }, 'rules could not be reloaded after a change; trying again'),
-  });
+  const catalog = await lifecycle.open(
+    'the rule catalog',
+    () =>
+      RuleCatalog.open({
+        rules: store.rules,
+        ...(engineMetrics === undefined ? {} : { metrics: engineMetrics }),
+        onListenerError: (error) => logger.error({ err: error }, 'a rule change listener failed'),
+        onReloadError: (error) => logger.warn({ err: error }, 'rules could not be reloaded after a change; trying again'),
+      }),
+    () => undefined,
+  );
   logger.info({ revision: catalog.revision, rules: catalog.engine.size }, 'rules compiled');
   const metrics = prometheus
     ? new ServiceMetrics({ ...(engineMetrics === undefined ? {} : { engineMetrics }), engine: () => catalog.engine })
@@ -64,11 +125,16 @@ async function main(): Promise<void> {
   });
 
   // Session working memory: Redis when configured (every instance shares it), else this process only.
-  const sessionStore = await openSessionStore({
-    redisUrl: config.redis.url,
-    cacheFacts: config.sessions.cacheFacts,
-    onError: (error) => logger.warn({ err: error }, 'Redis connection error; sessions answer UNAVAILABLE until it returns'),
-  });
+  const sessionStore = await lifecycle.open(
+    'the session store',
+    () =>
+      openSessionStore({
+        redisUrl: config.redis.url,
+        cacheFacts: config.sessions.cacheFacts,
+        onError: (error) => logger.warn({ err: error }, 'Redis connection error; sessions answer UNAVAILABLE until it returns'),
+      }),
+    (opened) => opened.close(),
+  );
   if (config.redis.url === undefined) {
     logger.warn('REDIS_URL is not set: sessions live in this process only; run a single instance or set REDIS_URL');
   } else {
@@ -86,32 +152,41 @@ async function main(): Promise<void> {
     ...(engineMetrics === undefined ? {} : { writes: new SessionMemoryMetrics({ metrics: engineMetrics }) }),
   });
 
-  const retention = startExecutionRetention({
-    executions: store.executions,
-    retentionMs: config.executions.retentionMs,
-    intervalMs: config.executions.cleanupIntervalMs,
-    onDeleted: (count) => {
-      if (count > 0) logger.info({ deleted: count }, 'expired executions deleted');
-    },
-    onError: (error) => logger.warn({ err: error }, 'execution cleanup failed; retrying at the next interval'),
-  });
+  await lifecycle.open(
+    'the execution cleanup',
+    () =>
+      startExecutionRetention({
+        executions: store.executions,
+        retentionMs: config.executions.retentionMs,
+        intervalMs: config.executions.cleanupIntervalMs,
+        onDeleted: (count) => {
+          if (count > 0) logger.info({ deleted: count }, 'expired executions deleted');
+        },
+        onError: (error) => logger.warn({ err: error }, 'execution cleanup failed; retrying at the next interval'),
+      }),
+    (retention) => retention.stop(),
+  );
 
   const readiness: Record<string, ReadinessCheck> = {};
   const readinessDetails: Record<string, () => unknown> = {};
   if (config.redis.url !== undefined) readiness.redis = () => sessionStore.ping();
-  let kafka: KafkaPipeline | undefined;
   // Kafka: facts in, results out, rule changes broadcast; readiness and lag reach HTTP only through these callbacks.
   if (config.kafka.brokers.length > 0) {
-    kafka = await startKafkaPipeline({
-      config: config.kafka,
-      evaluator,
-      sessions,
-      rules: catalog,
-      logger,
-      logLevel: config.log.level,
-      pendingExecutions: () => store.executions.pendingCount(),
-    });
-    const pipeline = kafka;
+    const pipeline = await lifecycle.open(
+      'the Kafka pipeline',
+      () =>
+        startKafkaPipeline({
+          config: config.kafka,
+          evaluator,
+          sessions,
+          rules: catalog,
+          logger,
+          logLevel: config.log.level,
+          pendingExecutions: () => store.executions.pendingCount(),
+        }),
+      // The batch in hand finishes and commits.
+      (opened: KafkaPipeline) => opened.stop(),
+    );
     readiness.kafka = () => pipeline.state().ready;
     readinessDetails.kafka = () => pipeline.state();
     if (metrics !== undefined) registerKafkaMetrics(metrics.registry, pipeline);
@@ -119,43 +194,27 @@ async function main(): Promise<void> {
     logger.info('Kafka disabled: KAFKA_BROKERS not set, serving HTTP only');
   }
 
-  const app = await buildApp({
-    config: config.http,
-    version: packageJson.version,
-    store,
-    catalog,
-    logger,
-    evaluator,
-    sessions,
-    metrics,
-    readiness,
-    readinessDetails,
-  });
-  await app.listen({ port: config.http.port, host: config.http.host });
-
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down: no new requests, finishing those in flight');
-    // A stuck dependency must not keep the process alive forever.
-    setTimeout(() => fatal(logger, new Error('shutdown timed out'), 'shutdown took too long'), config.shutdownTimeoutMs).unref();
-    try {
-      await app.close();
-      await kafka?.stop();
-      await retention.stop();
-      await sessionStore.close();
-      // Closing the store writes every pending execution first.
-      await store.close();
-      logger.info('stopped');
-      logger.flush();
-      process.exit(0);
-    } catch (error) {
-      fatal(logger, error, 'shutdown failed');
-    }
-  };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  await lifecycle.open(
+    'the HTTP server',
+    async () => {
+      const app = await buildApp({
+        config: config.http,
+        version: packageJson.version,
+        store,
+        catalog,
+        logger,
+        evaluator,
+        sessions,
+        metrics,
+        readiness,
+        readinessDetails,
+      });
+      await app.listen({ port: config.http.port, host: config.http.host });
+      return app;
+    },
+    // Stops accepting, finishes the requests in flight.
+    (app) => app.close(),
+  );
 }
 
 function fatal(logger: Logger, error: unknown, message: string): never {

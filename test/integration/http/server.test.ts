@@ -201,3 +201,43 @@ describe('start-up with a bad configuration', () => {
     expect(stderr).toContain('RULES_LOG_LEVEL: must be one of');
   });
 });
+
+describe('a stop signal while the service is still starting', () => {
+  it('lets the step in progress finish, closes what was opened and exits 0 without ever listening', async () => {
+    const dataDir = await createTempDataDir();
+    try {
+      const child = spawn(process.execPath, [MAIN], {
+        env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', RULES_LOG_LEVEL: 'info', RULES_DATA_DIR: dataDir.path },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const logs: string[] = [];
+      const exit = once(child, 'exit');
+      let signalled = false;
+      child.stdout.on('data', (chunk: Buffer) => {
+        logs.push(
+          ...chunk
+            .toString('utf8')
+            .split('\n')
+            .filter((line) => line !== ''),
+        );
+        // The first line (authentication is off) comes before the embedded store has opened, which takes seconds.
+        if (!signalled) {
+          signalled = true;
+          child.kill('SIGTERM');
+        }
+      });
+      child.stderr.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')));
+      const [code, signal] = await exit;
+      expect({ code, signal }, logs.join('\n')).toEqual({ code: 0, signal: null });
+      const messages = logs.map((line) => (JSON.parse(line) as { msg: string }).msg);
+      expect(messages).toContain('stop requested during start-up: stopping once the step in progress is done');
+      expect(messages.at(-1)).toBe('stopped');
+      expect(messages.some((message) => message.startsWith('Server listening'))).toBe(false);
+      // The store was closed, not abandoned: its data directory opens again at once.
+      const store = await openStore({ dataDir: dataDir.path });
+      await store.close();
+    } finally {
+      await dataDir.remove();
+    }
+  });
+});
