@@ -61,7 +61,11 @@ export interface Config {
   readonly executions: ExecutionsConfig;
   readonly log: { readonly level: LogLevel };
   readonly kafka: KafkaConfig;
-  readonly redis: { readonly url: string | undefined };
+  readonly redis: {
+    readonly url: string | undefined;
+    /** How long a Redis command may go unanswered before the call fails as UNAVAILABLE. */
+    readonly commandTimeoutMs: number;
+  };
   readonly sessions: {
     readonly maxFacts: number;
     /** Facts of Redis sessions an instance keeps a copy of (each cached session counts one more); 0: none. */
@@ -260,6 +264,7 @@ const envSchema = z.object({
   KAFKA_MAX_RESULT_BYTES: integer(1_000, 100_000_000, 1_000_000),
   SCHEMA_REGISTRY_URL: url(/^https?:$/),
   REDIS_URL: url(/^rediss?:$/),
+  REDIS_COMMAND_TIMEOUT: duration('5s', MAX_TIMER_MS, 'about 24 days, the longest timer Node keeps'),
   RULES_SESSION_MAX_FACTS: integer(1, 10_000_000, 10_000),
   RULES_SESSION_CACHE_FACTS: integer(0, 100_000_000, 100_000),
   RULES_SESSION_TIMESTAMP_FIELD: optional(z.string().trim().min(1).max(256, 'must be at most 256 characters')).transform(
@@ -309,7 +314,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       maxResultBytes: e.KAFKA_MAX_RESULT_BYTES,
       schemaRegistryUrl: e.SCHEMA_REGISTRY_URL,
     },
-    redis: { url: e.REDIS_URL },
+    redis: { url: e.REDIS_URL, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT },
     sessions: {
       maxFacts: e.RULES_SESSION_MAX_FACTS,
       cacheFacts: e.RULES_SESSION_CACHE_FACTS,

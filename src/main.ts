@@ -130,6 +130,7 @@ async function start(config: Config, logger: Logger, lifecycle: Lifecycle): Prom
     () =>
       openSessionStore({
         redisUrl: config.redis.url,
+        commandTimeoutMs: config.redis.commandTimeoutMs,
         cacheFacts: config.sessions.cacheFacts,
         onError: (error) => logger.warn({ err: error }, 'Redis connection error; sessions answer UNAVAILABLE until it returns'),
       }),

@@ -9,6 +9,8 @@ export interface OpenSessionStoreOptions {
   /** Prefix for every Redis key; default `rules:`. */
   readonly keyPrefix?: string;
   readonly connectTimeoutMs?: number;
+  /** REDIS_COMMAND_TIMEOUT: how long a Redis command may go unanswered. */
+  readonly commandTimeoutMs?: number;
   /** Facts the Redis store may keep cached (RULES_SESSION_CACHE_FACTS). */
   readonly cacheFacts?: number;
   readonly onError?: (error: Error) => void;
@@ -20,6 +22,7 @@ export async function openSessionStore(options: OpenSessionStoreOptions): Promis
     url: options.redisUrl,
     keyPrefix: options.keyPrefix ?? 'rules:',
     ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+    ...(options.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.commandTimeoutMs }),
     ...(options.onError === undefined ? {} : { onError: options.onError }),
     ...(options.cacheFacts === undefined ? {} : { cacheFacts: options.cacheFacts }),
   });

@@ -34,6 +34,11 @@ export interface RedisSessionStoreOptions {
   readonly keyPrefix?: string;
   /** How long to wait for the first connection before answering UNAVAILABLE; default 2000 ms. */
   readonly connectTimeoutMs?: number;
+  /**
+   * How long a command may go unanswered before it fails as UNAVAILABLE; default DEFAULT_COMMAND_TIMEOUT_MS. Without it a
+   * Redis that stops answering but keeps the connection open holds every session call until TCP gives up.
+   */
+  readonly commandTimeoutMs?: number;
   /** Connection errors as they happen (ioredis reconnects by itself); default: ignored. */
   readonly onError?: (error: Error) => void;
   /** Facts the session cache may hold (each cached session counts one more); default DEFAULT_CACHE_FACTS. */
@@ -41,6 +46,7 @@ export interface RedisSessionStoreOptions {
 }
 
 export const DEFAULT_CACHE_FACTS = 100_000;
+export const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
 
 /** What the cache of working-memory copies holds and how often it missed, since the store opened. */
 export interface SessionCacheStats {
@@ -102,9 +108,12 @@ interface CachedSession {
 }
 
 /** Options that make commands fail fast while Redis is away and reconnect forever in the background. */
-export function sessionRedisOptions(connectTimeoutMs: number): RedisOptions {
+export function sessionRedisOptions(connectTimeoutMs: number, commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS): RedisOptions {
   return {
     enableOfflineQueue: false,
+    // A timed-out command stays in ioredis's queue, so a late reply still pairs with it and the next ones stay in step;
+    // like a lost reply, it drops the session's copy, and the next write reads the session back after it.
+    commandTimeout: commandTimeoutMs,
     // Commands on the wire fail when the connection drops, never sent again: a write whose reply was lost may have been
     // applied, and sent again it would be answered as another's (a retraction as absent, a create as taken).
     maxRetriesPerRequest: 0,
@@ -116,7 +125,7 @@ export function sessionRedisOptions(connectTimeoutMs: number): RedisOptions {
 /** Connects (waiting at most connectTimeoutMs for the first connection, never failing) and loads the scripts. */
 export async function openRedisSessionStore(options: RedisSessionStoreOptions): Promise<RedisSessionStore> {
   const timeout = options.connectTimeoutMs ?? 2000;
-  const client = new Redis(options.url, sessionRedisOptions(timeout));
+  const client = new Redis(options.url, sessionRedisOptions(timeout, options.commandTimeoutMs));
   client.on('error', (error: Error) => options.onError?.(error));
   await new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, timeout);

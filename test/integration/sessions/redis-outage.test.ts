@@ -116,6 +116,47 @@ describe('Redis session store when Redis is away', () => {
     }
   });
 
+  it('fails a call Redis leaves unanswered on an open connection as UNAVAILABLE after the command timeout, and loses nothing', async () => {
+    const proxy = await startTcpProxy(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    const store = await openRedisSessionStore({
+      url: proxy.url,
+      keyPrefix: `test:${randomUUID()}:`,
+      connectTimeoutMs: 2_000,
+      commandTimeoutMs: 300,
+    });
+    const specs = [{ id: 'n', fn: 'count' as const }];
+    const fact = (factId: string, now: number) => ({
+      factId,
+      fact: { factId },
+      eventTimeMs: now,
+      contributions: [{ accumulatorId: 'n', value: 1 }],
+      specs,
+      now,
+      maxFacts: 10,
+      fire: () => [],
+    });
+    try {
+      await store.create({ id: 's', rulesetId: 'rs-1', ttlSeconds: 60, now: T0 });
+      expect(await store.addFact('s', fact('a', T0))).toMatchObject({ factCount: 1, aggregates: { n: 1 } });
+      // Redis gets the write but its answer is held back well past the timeout, the connection staying open.
+      proxy.delayReplies(1_500);
+      const started = Date.now();
+      const unanswered = await errorOf(store.addFact('s', fact('b', T0 + 1)));
+      expect((unanswered as AppError).code).toBe('UNAVAILABLE');
+      expect(Date.now() - started).toBeLessThan(1_400);
+      expect(await store.ping()).toBe(false);
+      proxy.delayReplies(0);
+      // Sent again once Redis answers: the write had been applied, so it is a duplicate, counted once.
+      await eventually(() => store.ping());
+      expect(await store.addFact('s', fact('b', T0 + 1))).toMatchObject({ duplicate: true, factCount: 2, aggregates: { n: 2 } });
+      expect(await store.addFact('s', fact('c', T0 + 2))).toMatchObject({ factCount: 3, aggregates: { n: 3 } });
+      await store.delete('s');
+    } finally {
+      await store.close();
+      proxy.close();
+    }
+  });
+
   it('fails a write whose reply a dropped connection lost as UNAVAILABLE, never answering it as if another had written', async () => {
     const proxy = await startTcpProxy(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
     const store = await openRedisSessionStore({ url: proxy.url, keyPrefix: `test:${randomUUID()}:`, connectTimeoutMs: 2_000 });

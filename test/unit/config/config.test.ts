@@ -31,7 +31,7 @@ describe('loadConfig', () => {
       maxResultBytes: 1_000_000,
       schemaRegistryUrl: undefined,
     });
-    expect(config.redis.url).toBeUndefined();
+    expect(config.redis).toEqual({ url: undefined, commandTimeoutMs: 5_000 });
     expect(config.sessions.maxFacts).toBe(10_000);
     expect(config.sessions.cacheFacts).toBe(100_000);
     expect(config.sessions.timestampField).toBe('timestamp');
@@ -64,6 +64,7 @@ describe('loadConfig', () => {
       KAFKA_MAX_RESULT_BYTES: '2000000',
       SCHEMA_REGISTRY_URL: 'http://registry:8081',
       REDIS_URL: 'redis://127.0.0.1:6379',
+      REDIS_COMMAND_TIMEOUT: '750ms',
       RULES_SESSION_MAX_FACTS: '50',
       RULES_SESSION_CACHE_FACTS: '0',
       RULES_SESSION_TIMESTAMP_FIELD: ' meta.occurred_at ',
@@ -95,7 +96,7 @@ describe('loadConfig', () => {
       maxResultBytes: 2_000_000,
       schemaRegistryUrl: 'http://registry:8081',
     });
-    expect(config.redis.url).toBe('redis://127.0.0.1:6379');
+    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', commandTimeoutMs: 750 });
     expect(config.sessions.maxFacts).toBe(50);
     expect(config.sessions.cacheFacts).toBe(0);
     expect(config.sessions.timestampField).toBe('meta.occurred_at');
@@ -136,6 +137,7 @@ describe('loadConfig', () => {
     // A Node timer longer than ~24.8 days fires after 1 ms: retention would run back to back.
     ['RULES_EXECUTION_CLEANUP_INTERVAL', '30d', 'RULES_EXECUTION_CLEANUP_INTERVAL: must be at most 2147483 seconds'],
     ['RULES_SHUTDOWN_TIMEOUT', '25d', 'RULES_SHUTDOWN_TIMEOUT: must be at most 2147483 seconds'],
+    ['REDIS_COMMAND_TIMEOUT', '0s', 'REDIS_COMMAND_TIMEOUT: must be a positive duration'],
     // A cutoff that far back is no date at all: every cleanup would fail.
     ['RULES_EXECUTION_RETENTION', '999999999999999d', 'RULES_EXECUTION_RETENTION: must be at most 3153600000 seconds'],
     ['RULES_BODY_LIMIT', '99999999999999999999999mb', 'RULES_BODY_LIMIT: must be a size from 1kb to 1024mb'],
