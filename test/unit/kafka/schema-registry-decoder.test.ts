@@ -1,31 +1,49 @@
 import { once } from 'node:events';
+import { createServer as createHttpServer } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
-import { describe, expect, it } from 'vitest';
-import { isRetryable } from '../../../src/errors.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError, isRetryable } from '../../../src/errors.ts';
+import { decideFailure } from '../../../src/kafka/failure-policy.ts';
 import { classifyRegistryError, connectSchemaRegistry, createRegistryDecoder } from '../../../src/kafka/schema-registry-decoder.ts';
 
 const httpError = (status: number, message: string) => Object.assign(new Error(message), { status });
 
 describe('classifyRegistryError', () => {
-  it('treats an unknown schema id (404) as an input that can never be decoded', () => {
-    const error = classifyRegistryError(42, httpError(404, 'Schema not found'));
+  it("treats a 404 carrying the registry's own 'schema not found' code as an input that can never be decoded", () => {
+    const error = classifyRegistryError(42, httpError(404, 'Schema not found'), 40403) as AppError;
     expect(error.code).toBe('VALIDATION_ERROR');
     expect(error.message).toBe('schema id 42 is not in the schema registry');
     expect(isRetryable(error)).toBe(false);
   });
 
-  it('treats other HTTP failures, including connection errors the client reports as 400, as the registry being unavailable', () => {
-    for (const status of [400, 401, 500, 503]) {
-      const error = classifyRegistryError(7, httpError(status, 'Error, status 400: connect ECONNREFUSED'));
+  it('treats a 404 without that code (a proxy, a wrong base URL) as the registry being unavailable, naming the variable', () => {
+    for (const code of [undefined, 404]) {
+      const error = classifyRegistryError(42, httpError(404, 'RESTEASY003210: Could not find resource'), code) as AppError;
       expect(error.code).toBe('UNAVAILABLE');
+      expect(error.message).toContain('check SCHEMA_REGISTRY_URL');
       expect(isRetryable(error)).toBe(true);
     }
   });
 
-  it('treats a schema the client cannot use as undecodable', () => {
+  it('treats other HTTP failures, including connection errors the client reports as 400, as unavailable, naming only the status', () => {
+    for (const status of [400, 401, 500, 503]) {
+      const error = classifyRegistryError(7, httpError(status, 'Error, status 502: <html>upstream 10.0.3.17:8080</html>')) as AppError;
+      expect(error.code).toBe('UNAVAILABLE');
+      expect(error.message).toBe(`schema registry could not be read for schema id 7 (status ${status})`);
+      expect(isRetryable(error)).toBe(true);
+    }
+  });
+
+  it('leaves a schema the client cannot use uncoded: retried a few times, then dead-lettered as INTERNAL_ERROR', () => {
     const error = classifyRegistryError(3, new Error('Unsupported schema type'));
-    expect(error.code).toBe('VALIDATION_ERROR');
+    expect(error).not.toBeInstanceOf(AppError);
     expect(error.message).toBe('schema id 3 cannot be used to decode: Unsupported schema type');
+    expect(decideFailure(error, 1, 3).kind).toBe('retry');
+    expect(decideFailure(error, 3, 3)).toEqual({
+      kind: 'dead-letter',
+      code: 'INTERNAL_ERROR',
+      detail: 'evaluation failed 3 times: schema id 3 cannot be used to decode: Unsupported schema type',
+    });
   });
 });
 
@@ -45,5 +63,182 @@ describe('connectSchemaRegistry', () => {
     } finally {
       silent.close();
     }
+  });
+});
+
+/** A registry answering GET /schemas/ids/{id} from a table, as a real one, a proxy in front of one, or a wrong URL would. */
+describe('decoding through a registry', () => {
+  const answers = new Map<number, { status: number; type: string; body: string }>();
+  const requests = new Map<number, number>();
+  const server = createHttpServer((request, response) => {
+    const id = Number(/\/schemas\/ids\/(\d+)/.exec(request.url ?? '')?.[1]);
+    requests.set(id, (requests.get(id) ?? 0) + 1);
+    const answer = answers.get(id) ?? { status: 404, type: 'application/json', body: '{"error_code":40403,"message":"Schema not found"}' };
+    response.writeHead(answer.status, { 'content-type': answer.type });
+    response.end(answer.body);
+  });
+  let decoder: ReturnType<typeof createRegistryDecoder>;
+  let registry: ReturnType<typeof connectSchemaRegistry>['registry'];
+  const schemaAnswer = (schema: object | string, schemaType?: string) => ({
+    status: 200,
+    type: 'application/vnd.schemaregistry.v1+json',
+    body: JSON.stringify({ schema: typeof schema === 'string' ? schema : JSON.stringify(schema), ...(schemaType ? { schemaType } : {}) }),
+  });
+  const framed = (id: number, payload: Buffer, indexes: number[] = []) => {
+    const header = Buffer.alloc(5);
+    header.writeInt32BE(id, 1);
+    return Buffer.concat([header, Buffer.from(indexes), payload]);
+  };
+  const failureOf = (value: Buffer) =>
+    decoder.decode(value).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+
+  beforeAll(async () => {
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const connected = connectSchemaRegistry(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 2_000);
+    registry = connected.registry;
+    decoder = createRegistryDecoder(connected);
+  });
+  afterAll(() => {
+    server.close();
+  });
+
+  it("dead-letters only the registry's 'schema not found'; a proxy's 404, an error page or a login page are retried", async () => {
+    answers.set(11, { status: 404, type: 'text/html', body: '<html><h1>404 Not Found</h1>nginx, upstream registry-internal:8080</html>' });
+    answers.set(12, {
+      status: 404,
+      type: 'application/json',
+      body: '{"error_code":404,"message":"RESTEASY003210: Could not find resource"}',
+    });
+    answers.set(13, { status: 502, type: 'text/html', body: '<html>502 Bad Gateway: upstream 10.0.3.17:8080 (internal-lb-7)</html>' });
+    answers.set(14, { status: 200, type: 'text/html', body: '<!doctype html><title>Sign in</title>' });
+    expect(await failureOf(framed(10, Buffer.from([2])))).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      message: 'schema id 10 is not in the schema registry',
+    });
+    for (const id of [11, 12, 13, 14]) {
+      const error = await failureOf(framed(id, Buffer.from([2])));
+      expect(error, `schema id ${id}`).toMatchObject({ code: 'UNAVAILABLE' });
+      expect(error?.message, `schema id ${id}`).not.toMatch(/internal|10\.0\.3\.17|html/i);
+    }
+  });
+
+  it('decodes Avro unions, records, bytes and fixed to the JSON twin of the fact', async () => {
+    answers.set(
+      20,
+      schemaAnswer({
+        type: 'record',
+        name: 'FactMessage',
+        namespace: 'x',
+        fields: [
+          {
+            name: 'facts',
+            type: { type: 'map', values: ['null', 'boolean', 'long', 'double', 'string', { type: 'array', items: 'long' }] },
+          },
+          { name: 'domain', type: ['null', 'string'], default: null },
+          {
+            name: 'meta',
+            type: [
+              'null',
+              {
+                type: 'record',
+                name: 'Card',
+                fields: [{ name: 'tier', type: { type: 'enum', name: 'Tier', symbols: ['basic', 'gold'] } }],
+              },
+              {
+                type: 'record',
+                name: 'Blob',
+                fields: [
+                  { name: 'raw', type: 'bytes' },
+                  { name: 'tag', type: { type: 'fixed', name: 'Tag', size: 2 } },
+                ],
+              },
+            ],
+            default: null,
+          },
+        ],
+      }),
+    );
+    const value = await registry.encode(20, {
+      facts: {
+        amount: { long: 7200 },
+        ratio: { double: 0.5 },
+        country: { string: 'US' },
+        vip: { boolean: true },
+        none: null,
+        ids: { array: [1, 2] },
+      },
+      domain: 'payments',
+      meta: { 'x.Blob': { raw: Buffer.from('ok'), tag: Buffer.from('ab') } },
+    });
+    expect(await decoder.decode(value)).toEqual({
+      facts: { amount: 7200, ratio: 0.5, country: 'US', vip: true, none: null, ids: [1, 2] },
+      domain: 'payments',
+      meta: { raw: 'ok', tag: 'ab' },
+    });
+    const card = await registry.encode(20, { facts: {}, domain: null, meta: { 'x.Card': { tier: 'gold' } } });
+    expect(await decoder.decode(card)).toEqual({ facts: {}, domain: null, meta: { tier: 'gold' } });
+  });
+
+  it('decodes a JSON Schema value whose schema uses formats and another draft', async () => {
+    answers.set(
+      30,
+      schemaAnswer(
+        {
+          $schema: 'https://json-schema.org/draft/2020-12/schema',
+          type: 'object',
+          properties: { facts: { type: 'object', properties: { at: { type: 'string', format: 'date-time' } } } },
+          required: ['facts'],
+          $defs: { unused: { type: 'number' } },
+        },
+        'JSON',
+      ),
+    );
+    expect(await decoder.decode(framed(30, Buffer.from('{"facts":{"at":"2026-11-25T10:00:00Z"}}')))).toEqual({
+      facts: { at: '2026-11-25T10:00:00Z' },
+    });
+    const mismatch = await failureOf(framed(30, Buffer.from('{"fact":{}}')));
+    expect(mismatch).toMatchObject({ code: 'VALIDATION_ERROR' });
+    expect(mismatch?.message).toMatch(/^value does not decode with schema id 30: /);
+  });
+
+  it('decodes the Protobuf message the indexes name, with 64-bit integers as numbers and enums by name', async () => {
+    const proto = `syntax = "proto3"; package p;
+      message Other { string x = 1; }
+      message FactMessage { Facts facts = 1; string domain = 2; message Nested { int64 n = 1; } }
+      message Facts { int64 amount = 1; Tier tier = 2; bytes raw = 3; }
+      enum Tier { BASIC = 0; GOLD = 1; }`;
+    answers.set(40, schemaAnswer(proto, 'PROTOBUF'));
+    const schema = (await registry.getSchema(40)) as unknown as {
+      message: { parent: { lookupType(name: string): { encode(m: object): { finish(): Uint8Array }; fromObject(m: object): object } } };
+    };
+    const encode = (name: string, message: object) => {
+      const type = schema.message.parent.lookupType(name);
+      return Buffer.from(type.encode(type.fromObject(message)).finish());
+    };
+    const fact = encode('FactMessage', { facts: { amount: 7200, tier: 'GOLD', raw: Buffer.from('ok') }, domain: 'payments' });
+    // Index path [1] (zigzag varints: count 1, index 1): the file's second message.
+    expect(await decoder.decode(framed(40, fact, [2, 2]))).toEqual({
+      facts: { amount: 7200, tier: 'GOLD', raw: Buffer.from('ok').toString('base64') },
+      domain: 'payments',
+    });
+    // A single 0 is the first message; [1, 0] (count 2) the first message nested in the second.
+    expect(await decoder.decode(framed(40, encode('Other', { x: 'y' }), [0]))).toEqual({ x: 'y' });
+    expect(await decoder.decode(framed(40, encode('FactMessage.Nested', { n: 5 }), [4, 2, 0]))).toEqual({ n: 5 });
+    expect(await failureOf(framed(40, fact, [2, 8]))).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      message: 'value does not decode with schema id 40: the schema has no message at index path [4]',
+    });
+  });
+
+  it('retries a schema it cannot compile a few times, then dead-letters it (uncoded, INTERNAL_ERROR)', async () => {
+    answers.set(50, schemaAnswer('{"type": "no-such-avro-type"}'));
+    const error = await failureOf(framed(50, Buffer.from([2])));
+    expect(error).not.toBeInstanceOf(AppError);
+    expect(error?.message).toMatch(/^schema id 50 cannot be used to decode: /);
+    expect(decideFailure(error, 3, 3)).toMatchObject({ kind: 'dead-letter', code: 'INTERNAL_ERROR' });
   });
 });
