@@ -77,6 +77,9 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
 }
 
+/** The compacted topic rule changes travel on between instances (not configurable, so every instance agrees). */
+export const CHANGELOG_TOPIC = 'rules.changelog';
+
 /** Thrown by loadConfig; the message names every bad variable, one per line. */
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -91,7 +94,8 @@ const UNIT_BYTES = { b: 1, kb: 1_024, k: 1_024, kib: 1_024, mb: 1_048_576, m: 1_
 /** "7d", "12h", "90m", "30s", "250ms" or a plain number of seconds → milliseconds; undefined when malformed. */
 export function parseDuration(text: string): number | undefined {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$/i.exec(text);
-  if (match === null) return undefined;
+  // "1M" reads as a month to some and a minute to others: a capital M is refused rather than guessed.
+  if (match === null || match[2] === 'M') return undefined;
   const unit = (match[2]?.toLowerCase() ?? 's') as keyof typeof UNIT_MS;
   return Math.round(Number(match[1]) * UNIT_MS[unit]);
 }
@@ -152,23 +156,38 @@ const integer = (min: number, max: number, fallback: number) =>
   ).transform((value) => value ?? fallback);
 
 const text = (fallback: string) => optional(z.string().trim().min(1)).transform((value) => value ?? fallback);
+/** A Kafka topic name: what the broker accepts (letters, digits, '.', '_', '-'; at most 249 characters). */
+const topic = (fallback: string) =>
+  text(fallback).pipe(
+    z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,249}$/, "must be a Kafka topic name: letters, digits, '.', '_' or '-', at most 249 characters")
+      .refine((name) => name !== '.' && name !== '..', "must be a Kafka topic name other than '.' or '..'"),
+  );
 const flag = (fallback: boolean) => optional(z.stringbool()).transform((value) => value ?? fallback);
 
 /** Longest delay a Node timer keeps (about 24.8 days); a longer one fires after 1 ms instead. */
 const MAX_TIMER_MS = 2_147_483_647;
 
-/** Largest request body: a JSON text past it could not even be held as one string. */
-const MAX_BODY_LIMIT = 1_024 * 1_048_576;
+/**
+ * Largest request body. Fastify holds a JSON body as one string, and V8's longest string is just under 512 MiB: a larger
+ * body crashed the process; half of that leaves room for the parsed value too.
+ */
+const MAX_BODY_LIMIT = 256 * 1_048_576;
 
 /** Longest retention: a cutoff further back than this stops being a date the database takes. */
 const MAX_RETENTION_MS = 100 * 365 * 86_400_000;
 
-const duration = (fallback: string, maxMs = Number.MAX_SAFE_INTEGER, why = 'it sets a timer') =>
+const duration = (fallback: string, maxMs = Number.MAX_SAFE_INTEGER, why = 'it sets a timer', minMs = 1) =>
   optional(z.string())
     .transform((value, ctx) => {
       const ms = parseDuration(value ?? fallback);
       if (ms === undefined || ms <= 0) {
         ctx.addIssue({ code: 'custom', message: 'must be a positive duration such as 7d, 12h, 30m or a number of seconds' });
+        return z.NEVER;
+      }
+      if (ms < minMs) {
+        ctx.addIssue({ code: 'custom', message: `must be at least ${minMs} ms` });
         return z.NEVER;
       }
       if (ms > maxMs) {
@@ -184,8 +203,16 @@ const url = (protocols: RegExp) =>
     z
       .string()
       .trim()
-      .refine((value) => URL.canParse(value) && protocols.test(new URL(value).protocol), 'must be a URL with a supported scheme'),
+      .refine((value) => URL.canParse(value) && protocols.test(new URL(value).protocol), 'must be a URL with a supported scheme')
+      // An empty host (a template's unset variable) would make the client fall back to localhost without a word.
+      .refine((value) => !URL.canParse(value) || hasHost(new URL(value)), 'must name a host, e.g. redis://cache:6379'),
   );
+
+/** A host in the URL, or (PostgreSQL) a `host=` parameter naming a socket directory, as in postgresql:///db?host=/run/pg. */
+function hasHost(parsed: URL): boolean {
+  if (parsed.hostname !== '') return true;
+  return /^postgres(ql)?:$/.test(parsed.protocol) && (parsed.searchParams.get('host') ?? '') !== '';
+}
 
 const envSchema = z.object({
   PORT: integer(0, 65_535, 8080),
@@ -213,7 +240,7 @@ const envSchema = z.object({
     .transform((value, ctx) => {
       const bytes = parseByteSize(value ?? '1mib');
       if (bytes === undefined || bytes < 1_024 || bytes > MAX_BODY_LIMIT) {
-        ctx.addIssue({ code: 'custom', message: 'must be a size from 1kb to 1024mb, e.g. 1048576, 512kb or 1mb' });
+        ctx.addIssue({ code: 'custom', message: 'must be a size from 1kb to 256mb, e.g. 1048576, 512kb or 1mb' });
         return z.NEVER;
       }
       return bytes;
@@ -221,7 +248,8 @@ const envSchema = z.object({
     .pipe(z.number()),
   RULES_BULK_MAX: integer(1, 1_000_000, 10_000),
   RULES_EXECUTION_RETENTION: duration('7d', MAX_RETENTION_MS, 'about 100 years'),
-  RULES_EXECUTION_CLEANUP_INTERVAL: duration('1h', MAX_TIMER_MS, 'about 24 days, the longest timer Node keeps'),
+  // Each interval runs a DELETE: one every millisecond would keep the database busy for nothing.
+  RULES_EXECUTION_CLEANUP_INTERVAL: duration('1h', MAX_TIMER_MS, 'about 24 days, the longest timer Node keeps', 1_000),
   RULES_SHUTDOWN_TIMEOUT: duration('30s', MAX_TIMER_MS, 'about 24 days, the longest timer Node keeps'),
   RULES_API_KEYS: optional(z.string())
     .transform((value, ctx) => {
@@ -253,9 +281,9 @@ const envSchema = z.object({
     }
     return brokers;
   }),
-  KAFKA_FACTS_TOPIC: text('rules.facts'),
-  KAFKA_RESULTS_TOPIC: text('rules.results'),
-  KAFKA_DLQ_TOPIC: text('rules.facts.dlq'),
+  KAFKA_FACTS_TOPIC: topic('rules.facts'),
+  KAFKA_RESULTS_TOPIC: topic('rules.results'),
+  KAFKA_DLQ_TOPIC: topic('rules.facts.dlq'),
   KAFKA_GROUP_ID: text('rules-evaluator'),
   KAFKA_EXACTLY_ONCE: flag(false),
   KAFKA_STREAMING: flag(false),
@@ -289,6 +317,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const e = parsed.data;
+  const clash = topicClash(e);
+  if (clash !== undefined) throw new ConfigError(`Invalid configuration:\n  ${clash}`);
   return deepFreeze({
     http: {
       port: e.PORT,
@@ -322,6 +352,24 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     },
     shutdownTimeoutMs: e.RULES_SHUTDOWN_TIMEOUT,
   });
+}
+
+/**
+ * Two roles on one topic loop or mix messages: a dead letter on the facts topic is read back and dead-lettered again
+ * without end, results on it are evaluated as facts, and the rule changelog is compacted.
+ */
+function topicClash(e: { KAFKA_FACTS_TOPIC: string; KAFKA_RESULTS_TOPIC: string; KAFKA_DLQ_TOPIC: string }): string | undefined {
+  const roles: [string, string][] = [
+    ['KAFKA_FACTS_TOPIC', e.KAFKA_FACTS_TOPIC],
+    ['KAFKA_RESULTS_TOPIC', e.KAFKA_RESULTS_TOPIC],
+    ['KAFKA_DLQ_TOPIC', e.KAFKA_DLQ_TOPIC],
+  ];
+  for (const [i, [variable, name]] of roles.entries()) {
+    if (name === CHANGELOG_TOPIC) return `${variable}: must not be "${CHANGELOG_TOPIC}", the topic rule changes travel on`;
+    const earlier = roles.slice(0, i).find(([, other]) => other === name);
+    if (earlier !== undefined) return `${variable}: must differ from ${earlier[0]} (both "${name}")`;
+  }
+  return undefined;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Admin, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
-import type { KafkaConfig } from '../config.ts';
+import { CHANGELOG_TOPIC, type KafkaConfig } from '../config.ts';
 import type { RuleChangeMessage } from '../contracts/kafka-messages.ts';
 import { BatchProcessor, type EvaluateFactMessage } from './batch-processor.ts';
 import { readLag } from './consumer-lag.ts';
@@ -103,8 +103,6 @@ const DEFAULT_TUNING: PipelineTuning = {
   maxPendingExecutions: 50_000,
 };
 
-export const DEFAULT_CHANGELOG_TOPIC = 'rules.changelog';
-
 export interface KafkaPipelineState extends ConsumerState {
   /** True while the consumer is in the group and consuming. */
   ready: boolean;
@@ -130,7 +128,7 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
   const { config, logger } = deps;
   const tuning = { ...DEFAULT_TUNING, ...deps.tuning };
   const instanceId = deps.instanceId ?? randomUUID();
-  const changelogTopic = deps.changelogTopic ?? DEFAULT_CHANGELOG_TOPIC;
+  const changelogTopic = deps.changelogTopic ?? CHANGELOG_TOPIC;
   const log = logger.child({ component: 'kafka' });
   const kafka = new Kafka({
     clientId: `rules-evaluator-${instanceId}`,

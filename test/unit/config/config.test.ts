@@ -130,17 +130,29 @@ describe('loadConfig', () => {
     ['PORT', '70000', 'PORT: must be at most 65535'],
     ['RULES_BULK_MAX', '0', 'RULES_BULK_MAX: must be at least 1'],
     ['RULES_LOG_LEVEL', 'loud', 'RULES_LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent'],
-    ['RULES_BODY_LIMIT', 'huge', 'RULES_BODY_LIMIT: must be a size from 1kb to 1024mb'],
-    ['RULES_BODY_LIMIT', '10', 'RULES_BODY_LIMIT: must be a size from 1kb to 1024mb'],
+    ['RULES_BODY_LIMIT', 'huge', 'RULES_BODY_LIMIT: must be a size from 1kb to 256mb'],
+    ['RULES_BODY_LIMIT', '10', 'RULES_BODY_LIMIT: must be a size from 1kb to 256mb'],
     ['RULES_EXECUTION_RETENTION', '7 years', 'RULES_EXECUTION_RETENTION: must be a positive duration'],
     ['RULES_EXECUTION_RETENTION', '0', 'RULES_EXECUTION_RETENTION: must be a positive duration'],
     // A Node timer longer than ~24.8 days fires after 1 ms: retention would run back to back.
     ['RULES_EXECUTION_CLEANUP_INTERVAL', '30d', 'RULES_EXECUTION_CLEANUP_INTERVAL: must be at most 2147483 seconds'],
     ['RULES_SHUTDOWN_TIMEOUT', '25d', 'RULES_SHUTDOWN_TIMEOUT: must be at most 2147483 seconds'],
     ['REDIS_COMMAND_TIMEOUT', '0s', 'REDIS_COMMAND_TIMEOUT: must be a positive duration'],
+    // Minutes or months? Refused rather than guessed.
+    ['RULES_EXECUTION_RETENTION', '1M', 'RULES_EXECUTION_RETENTION: must be a positive duration'],
+    ['RULES_EXECUTION_CLEANUP_INTERVAL', '1ms', 'RULES_EXECUTION_CLEANUP_INTERVAL: must be at least 1000 ms'],
+    // V8 cannot hold a body that large as one string: the parser crashed the process.
+    ['RULES_BODY_LIMIT', '1024mb', 'RULES_BODY_LIMIT: must be a size from 1kb to 256mb'],
+    ['REDIS_URL', 'redis://', 'REDIS_URL: must name a host'],
+    ['REDIS_URL', 'redis:', 'REDIS_URL: must name a host'],
+    ['DATABASE_URL', 'postgres:', 'DATABASE_URL: must name a host'],
+    ['DATABASE_URL', 'postgres:///db', 'DATABASE_URL: must name a host'],
+    ['SCHEMA_REGISTRY_URL', 'http://', 'SCHEMA_REGISTRY_URL: must be a URL with a supported scheme'],
+    ['KAFKA_DLQ_TOPIC', 'my topic!', 'KAFKA_DLQ_TOPIC: must be a Kafka topic name'],
+    ['KAFKA_RESULTS_TOPIC', '..', "KAFKA_RESULTS_TOPIC: must be a Kafka topic name other than '.' or '..'"],
     // A cutoff that far back is no date at all: every cleanup would fail.
     ['RULES_EXECUTION_RETENTION', '999999999999999d', 'RULES_EXECUTION_RETENTION: must be at most 3153600000 seconds'],
-    ['RULES_BODY_LIMIT', '99999999999999999999999mb', 'RULES_BODY_LIMIT: must be a size from 1kb to 1024mb'],
+    ['RULES_BODY_LIMIT', '99999999999999999999999mb', 'RULES_BODY_LIMIT: must be a size from 1kb to 256mb'],
     ['RULES_METRICS', 'otel', 'RULES_METRICS: must be off or prometheus'],
     ['RULES_API_KEYS', 'k1:root', 'RULES_API_KEYS: entry 1 has scope "root"'],
     ['KAFKA_BROKERS', 'localhost', 'KAFKA_BROKERS: "localhost" must be host:port'],
@@ -157,6 +169,19 @@ describe('loadConfig', () => {
     ['SCHEMA_REGISTRY_URL', 'ftp://registry', 'SCHEMA_REGISTRY_URL: must be a URL with a supported scheme'],
   ])('rejects %s=%s with a message naming the variable', (variable, value, expected) => {
     expect(configError({ [variable]: value })).toContain(expected);
+  });
+
+  it.each([
+    [{ KAFKA_DLQ_TOPIC: 'rules.facts' }, 'KAFKA_DLQ_TOPIC: must differ from KAFKA_FACTS_TOPIC (both "rules.facts")'],
+    [{ KAFKA_FACTS_TOPIC: 'x', KAFKA_RESULTS_TOPIC: 'x' }, 'KAFKA_RESULTS_TOPIC: must differ from KAFKA_FACTS_TOPIC (both "x")'],
+    [{ KAFKA_RESULTS_TOPIC: 'rules.changelog' }, 'KAFKA_RESULTS_TOPIC: must not be "rules.changelog", the topic rule changes travel on'],
+  ])('refuses one topic for two roles: %o', (env, expected) => {
+    expect(configError(env)).toContain(expected);
+  });
+
+  it('accepts a PostgreSQL URL naming a socket directory instead of a host', () => {
+    const url = 'postgresql:///rules?host=/var/run/postgresql';
+    expect(loadConfig({ DATABASE_URL: url }).storage.databaseUrl).toBe(url);
   });
 
   it('names every bad variable at once', () => {

@@ -12,6 +12,7 @@ const LAYERS: Record<string, number> = {
   'errors.ts': 0,
   'config.ts': 0,
   'logger.ts': 0,
+  'lifecycle.ts': 0,
   engine: 1,
   store: 2,
   sessions: 2,
