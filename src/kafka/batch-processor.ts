@@ -36,6 +36,8 @@ export interface BatchProcessorOptions {
    * by the broker on every retry and hold the partition up for good, so its input is dead-lettered instead. Default 1,000,000.
    */
   maxResultBytes?: number;
+  /** What set maxResultBytes, named in the dead-letter reason; default KAFKA_MAX_RESULT_BYTES. */
+  maxResultBytesSource?: string;
 }
 
 const DEFAULT_MAX_RESULT_BYTES = 1_000_000;
@@ -197,7 +199,7 @@ export class BatchProcessor {
     if (bytes <= limit) return undefined;
     return {
       code: 'PAYLOAD_TOO_LARGE',
-      detail: `the result is ${bytes} bytes, over the ${limit}-byte limit for one result message (KAFKA_MAX_RESULT_BYTES); the fact fired too many rules to publish`,
+      detail: `the result is ${bytes} bytes, over the ${limit}-byte limit for one result message (${this.#options.maxResultBytesSource ?? 'KAFKA_MAX_RESULT_BYTES'}); the fact fired too many rules to publish`,
     };
   }
 

@@ -13,7 +13,7 @@ import { AtLeastOnceOutput, type ResultOutput } from './result-output.ts';
 import { RuleChangelog } from './rule-changelog.ts';
 import { connectSchemaRegistry, createRegistryDecoder } from './schema-registry-decoder.ts';
 import { type KafkaSessions, sessionRouter } from './session-routing.ts';
-import { ensureTopics } from './topics.ts';
+import { ensureTopics, resultLimitOf } from './topics.ts';
 import { TransactionalOutput } from './transactional-output.ts';
 
 export type { EvaluateFactMessage } from './batch-processor.ts';
@@ -152,8 +152,10 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
       dlqTopic: config.dlqTopic,
       changelogTopic,
       partitions: config.partitions,
+      maxResultBytes: config.maxResultBytes,
     });
     if (created.length > 0) log.info({ topics: created }, 'created Kafka topics');
+    const maxResultBytes = await resultLimit(admin, config, log);
 
     const output: ResultOutput = config.exactlyOnce
       ? new TransactionalOutput(kafka, config, config.groupId, config.factsTopic)
@@ -165,7 +167,7 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
       evaluate: evaluateWith(deps.evaluator, deps.config.recordExecutions),
       sessions: sessionRouter(deps.sessions, config.streaming),
       maxUnexpectedAttempts: tuning.maxUnexpectedAttempts,
-      maxResultBytes: config.maxResultBytes,
+      ...maxResultBytes,
     });
 
     const changelog = deps.rules === undefined ? undefined : await startChangelog(kafka, admin, changelogTopic, instanceId, deps, log);
@@ -247,4 +249,25 @@ async function startChangelog(
   });
   await changelog.start();
   return changelog;
+}
+
+/** KAFKA_MAX_RESULT_BYTES, lowered (with a warning) to what an existing results topic takes, so such a result is dead-lettered. */
+async function resultLimit(
+  admin: Admin,
+  config: KafkaConfig,
+  log: Logger,
+): Promise<{ maxResultBytes: number; maxResultBytesSource?: string }> {
+  const topicLimit = await resultLimitOf(admin, config.resultsTopic).catch((error: unknown) => {
+    log.warn(
+      { err: error, topic: config.resultsTopic },
+      "the results topic's max.message.bytes could not be read; KAFKA_MAX_RESULT_BYTES stands",
+    );
+    return undefined;
+  });
+  if (topicLimit === undefined || topicLimit >= config.maxResultBytes) return { maxResultBytes: config.maxResultBytes };
+  log.warn(
+    { topic: config.resultsTopic, configured: config.maxResultBytes, topic_allows: topicLimit },
+    "the results topic takes smaller messages than KAFKA_MAX_RESULT_BYTES: larger results are dead-lettered at the topic's limit (raise its max.message.bytes to publish them)",
+  );
+  return { maxResultBytes: topicLimit, maxResultBytesSource: "the results topic's max.message.bytes" };
 }

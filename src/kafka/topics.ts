@@ -1,5 +1,5 @@
 // Creates the pipeline's topics at start-up when they are missing; existing topics are left as they are.
-import type { Admin, ITopicConfig } from 'kafkajs';
+import { type Admin, ConfigResourceTypes, type ITopicConfig } from 'kafkajs';
 
 export interface TopicPlan {
   factsTopic: string;
@@ -7,6 +7,8 @@ export interface TopicPlan {
   dlqTopic: string;
   changelogTopic: string;
   partitions: number;
+  /** KAFKA_MAX_RESULT_BYTES: the results topic is created to take a result that large. */
+  maxResultBytes: number;
 }
 
 /**
@@ -15,15 +17,27 @@ export interface TopicPlan {
  */
 export const DLQ_MAX_MESSAGE_BYTES = 2 * 1_048_588;
 
+/** The broker's default `max.message.bytes`, which a topic created without the setting takes. */
+export const BROKER_DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
+
+/**
+ * Bytes a result message takes beyond its key and value: its headers (those carried from the input) and the record
+ * batch around it. The default KAFKA_MAX_RESULT_BYTES plus this fits the broker's default.
+ */
+export const RESULT_HEADROOM_BYTES = 32_768;
+
 /** Facts, results and dead letters share the partition count; the changelog is compacted and needs one partition for order. */
 export function topicConfigs(plan: TopicPlan): ITopicConfig[] {
   const topics = [plan.factsTopic, plan.resultsTopic, plan.dlqTopic];
   const dlqEntries = [{ name: 'max.message.bytes', value: String(DLQ_MAX_MESSAGE_BYTES) }];
+  const resultBytes = plan.maxResultBytes + RESULT_HEADROOM_BYTES;
+  const resultEntries = [{ name: 'max.message.bytes', value: String(resultBytes) }];
   return [
     ...[...new Set(topics)].map((topic) => ({
       topic,
       numPartitions: plan.partitions,
       ...(topic === plan.dlqTopic && topic !== plan.factsTopic ? { configEntries: dlqEntries } : {}),
+      ...(topic === plan.resultsTopic && resultBytes > BROKER_DEFAULT_MAX_MESSAGE_BYTES ? { configEntries: resultEntries } : {}),
     })),
     {
       topic: plan.changelogTopic,
@@ -54,4 +68,19 @@ function isAlreadyExists(error: unknown): boolean {
   const nested = (error as { errors?: { type?: unknown }[] } | null)?.errors;
   if (Array.isArray(nested) && nested.length > 0) return nested.every((inner) => inner.type === 'TOPIC_ALREADY_EXISTS');
   return (error as { type?: unknown } | null)?.type === 'TOPIC_ALREADY_EXISTS';
+}
+
+/**
+ * The largest result (key and value) a topic takes, from its `max.message.bytes` less the headroom; undefined when the
+ * broker does not say (the configured limit then stands). A results topic made elsewhere may take less than
+ * KAFKA_MAX_RESULT_BYTES: a result between the two was refused by the broker on every retry and held its partition.
+ */
+export async function resultLimitOf(admin: Admin, topic: string): Promise<number | undefined> {
+  const described = await admin.describeConfigs({
+    resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['max.message.bytes'] }],
+    includeSynonyms: false,
+  });
+  const entry = described.resources[0]?.configEntries.find((config) => config.configName === 'max.message.bytes');
+  const bytes = Number(entry?.configValue);
+  return Number.isSafeInteger(bytes) && bytes > RESULT_HEADROOM_BYTES ? bytes - RESULT_HEADROOM_BYTES : undefined;
 }

@@ -2,6 +2,7 @@
 import type { Admin, Kafka, Message } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultMessage } from '../../../src/contracts/kafka-messages.ts';
+import { RESULT_HEADROOM_BYTES } from '../../../src/kafka/topics.ts';
 import {
   collect,
   distinctAnswers,
@@ -193,6 +194,69 @@ describe('Kafka pipeline: a result too large to publish', () => {
   });
 
   it('keeps consuming: the partitions are not held up', async () => {
+    expect(await eventually(async () => (await service.pipeline.lag()) === 0, 30_000)).toBe(true);
+  });
+});
+
+describe('Kafka pipeline: a results topic made elsewhere that takes smaller messages than KAFKA_MAX_RESULT_BYTES', () => {
+  const topics = uniqueTopics('dlq-topic-limit');
+  const TOPIC_MAX_MESSAGE_BYTES = 40_000;
+  let kafka: Kafka;
+  let admin: Admin;
+  let service: InProcessService;
+  let received: Received[];
+
+  beforeAll(async () => {
+    kafka = testKafka();
+    admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({
+      topics: [
+        {
+          topic: topics.results,
+          numPartitions: 3,
+          configEntries: [{ name: 'max.message.bytes', value: String(TOPIC_MAX_MESSAGE_BYTES) }],
+        },
+      ],
+      waitForLeaders: true,
+    });
+    // KAFKA_MAX_RESULT_BYTES stays at its default (1,000,000): a result of ~50 KB passes it but not the topic.
+    service = await startInProcessService(kafkaConfig(topics), { changelogTopic: topics.changelog });
+    for (let index = 0; index < 150; index++) {
+      const created = await service.app.inject({
+        method: 'POST',
+        url: '/api/v1/rules',
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({
+          name: `wide-${index}`,
+          condition_dsl: { type: 'condition', field: 'amount', op: '>', value: index * 10 },
+          action: `${'a'.repeat(190)}-${index}`,
+        }),
+      });
+      expect(created.statusCode).toBe(201);
+    }
+    const inputs = [5, 10_000].map((amount, index) => ({ key: `k-${index}`, value: JSON.stringify({ facts: { amount } }) }));
+    await produce(kafka, topics.facts, inputs);
+    received = await collect(kafka, [topics.results, topics.dlq], (all) => distinctAnswers(all) >= inputs.length, {
+      groupPrefix: topics.group,
+      settleMs: 500,
+    });
+  });
+
+  afterAll(() => stopKafkaTest(service, admin, topics));
+
+  it("dead-letters a result over the topic's limit instead of retrying it for ever, and publishes the others", async () => {
+    const answers = firstAnswers(received);
+    const results = answers.filter((message) => message.topic === topics.results);
+    const deadLetters = answers.filter((message) => message.topic === topics.dlq);
+    expect(results.map((message) => String(message.key))).toEqual(['k-0']);
+    expect(deadLetters.map((message) => String(message.key))).toEqual(['k-1']);
+    expect(deadLetters[0]!.headers.error_code).toBe('PAYLOAD_TOO_LARGE');
+    expect(deadLetters[0]!.headers.error_detail).toMatch(
+      new RegExp(
+        `over the ${TOPIC_MAX_MESSAGE_BYTES - RESULT_HEADROOM_BYTES}-byte limit for one result message \\(the results topic's max.message.bytes\\)`,
+      ),
+    );
     expect(await eventually(async () => (await service.pipeline.lag()) === 0, 30_000)).toBe(true);
   });
 });

@@ -1,9 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { DLQ_MAX_MESSAGE_BYTES, topicConfigs } from '../../../src/kafka/topics.ts';
+import { BROKER_DEFAULT_MAX_MESSAGE_BYTES, DLQ_MAX_MESSAGE_BYTES, RESULT_HEADROOM_BYTES, topicConfigs } from '../../../src/kafka/topics.ts';
 
 describe('topicConfigs', () => {
   it('gives facts, results and dead letters the configured partitions and compacts the one-partition changelog', () => {
-    const configs = topicConfigs({ factsTopic: 'f', resultsTopic: 'r', dlqTopic: 'd', changelogTopic: 'c', partitions: 6 });
+    const configs = topicConfigs({
+      factsTopic: 'f',
+      resultsTopic: 'r',
+      dlqTopic: 'd',
+      changelogTopic: 'c',
+      partitions: 6,
+      maxResultBytes: 1_000_000,
+    });
     expect(configs).toEqual([
       { topic: 'f', numPartitions: 6 },
       { topic: 'r', numPartitions: 6 },
@@ -20,7 +27,28 @@ describe('topicConfigs', () => {
   });
 
   it('creates a topic named twice only once', () => {
-    const configs = topicConfigs({ factsTopic: 'same', resultsTopic: 'same', dlqTopic: 'd', changelogTopic: 'c', partitions: 1 });
+    const configs = topicConfigs({
+      factsTopic: 'same',
+      resultsTopic: 'same',
+      dlqTopic: 'd',
+      changelogTopic: 'c',
+      partitions: 1,
+      maxResultBytes: 1_000_000,
+    });
     expect(configs.map((config) => config.topic)).toEqual(['same', 'd', 'c']);
+  });
+
+  it('creates the results topic to take KAFKA_MAX_RESULT_BYTES with headers when that is past the broker default', () => {
+    const plan = { factsTopic: 'f', resultsTopic: 'r', dlqTopic: 'd', changelogTopic: 'c', partitions: 1 };
+    expect(topicConfigs({ ...plan, maxResultBytes: 1_000_000 }).find((config) => config.topic === 'r')).toEqual({
+      topic: 'r',
+      numPartitions: 1,
+    });
+    expect(1_000_000 + RESULT_HEADROOM_BYTES).toBeLessThanOrEqual(BROKER_DEFAULT_MAX_MESSAGE_BYTES);
+    expect(topicConfigs({ ...plan, maxResultBytes: 5_000_000 }).find((config) => config.topic === 'r')).toEqual({
+      topic: 'r',
+      numPartitions: 1,
+      configEntries: [{ name: 'max.message.bytes', value: String(5_000_000 + RESULT_HEADROOM_BYTES) }],
+    });
   });
 });
