@@ -26,10 +26,10 @@
            fact id, fact JSON or '' (gone), contribution record or ''}
         | {'OK', then per write: the stored change JSON for a touch, else ''}.
 
-  TTLs: writes refresh every key's TTL (and meta expires_at) only when the stored expiry has fallen more than
-  ttl_ms / 16 behind now + ttl_ms (the latest now among them); otherwise the other keys get the meta hash's remaining
-  TTL (a key a write created has none yet), so no key outlives the session and expires_at stays the moment the session
-  really expires.
+  TTLs: writes refresh every key's TTL (and meta expires_at, now + ttl_ms for the latest now among them) only when more
+  than ttl_ms / 16 has passed since the last refresh, by the meta hash's remaining TTL (Redis's clock, not the writers');
+  otherwise the other keys get the meta hash's remaining TTL (a key a write created has none yet), so no key outlives
+  the session.
 ]]
 
 local WRITE = 7
@@ -46,8 +46,13 @@ for i = 0, writes - 1 do
   local kind = ARGV[FIRST + WRITE * i]
   if kind == 'add' or kind == 'retract' then stores = true end
 end
+-- A touch answers with aggregates the copy worked out: from a late copy they would be of windows that had not moved yet.
+local answers = stores
+for i = 0, writes - 1 do
+  if ARGV[FIRST + WRITE * i] == 'touch' then answers = true end
+end
 local copy_watermark = tonumber(ARGV[5])
-local late = stores and meta[5] and (copy_watermark == nil or tonumber(meta[5]) > copy_watermark)
+local late = answers and meta[5] and (copy_watermark == nil or tonumber(meta[5]) > copy_watermark)
 
 if (meta[3] or '') ~= ARGV[1] or late then
   -- Fact ids logged after the copy's stamp, each once; none found means the stamp left the log (or never was in it).
@@ -126,14 +131,14 @@ end
 
 if latest then
   local ttl_ms = tonumber(meta[1])
-  if latest + ttl_ms - (tonumber(meta[2]) or 0) > math.floor(ttl_ms / 16) then
+  -- Decided on Redis's clock, which expires the keys: writers' clocks differ, and one ahead of the rest would otherwise
+  -- keep their writes from refreshing until the session expired under them.
+  local left = redis.call('PTTL', KEYS[1])
+  if ttl_ms - left > math.floor(ttl_ms / 16) then
     redis.call('HSET', KEYS[1], 'expires_at', string.format('%.17g', latest + ttl_ms))
     for i = 1, 5 do redis.call('PEXPIRE', KEYS[i], ttl_ms) end
-  else
-    local left = redis.call('PTTL', KEYS[1])
-    if left > 0 then
-      for i = 2, 5 do redis.call('PEXPIRE', KEYS[i], left) end
-    end
+  elseif left > 0 then
+    for i = 2, 5 do redis.call('PEXPIRE', KEYS[i], left) end
   end
 end
 return out

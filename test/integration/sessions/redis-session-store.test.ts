@@ -565,6 +565,71 @@ describe('Redis session store across instances', () => {
   });
 });
 
+describe('Redis session store with instances whose clocks differ', () => {
+  let ahead: RedisSessionStore;
+  let behind: RedisSessionStore;
+  let admin: Redis;
+  const skewPrefix = storeUnderOwnPrefix((opened, connection) => {
+    ahead = opened;
+    admin = connection;
+  });
+  beforeAll(async () => {
+    behind = await openRedisSessionStore({ url, keyPrefix: skewPrefix });
+  });
+  afterAll(async () => {
+    await behind?.close();
+  });
+  const SKEW_MS = 120_000;
+
+  it("refreshes the TTL by Redis's clock: one write from an instance ahead does not let the session expire under the others", async () => {
+    const id = `s-${randomUUID()}`;
+    await behind.create({ id, rulesetId: 'rs-1', ttlSeconds: 2, now: Date.now() });
+    const add = (store: RedisSessionStore, factId: string, now: number) =>
+      store.addFact(id, { factId, fact: { factId }, eventTimeMs: now, contributions: [], specs: [], now, maxFacts: 100, fire: none });
+    expect(await add(ahead, 'from-ahead', Date.now() + SKEW_MS)).toMatchObject({ factCount: 1 });
+    // Writes every 300 ms for twice the TTL: each one past 1/16 of the TTL since the last refresh keeps the session.
+    for (let i = 0; i < 14; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await add(behind, `f-${i}`, Date.now()), `write ${i}`).toMatchObject({ factCount: i + 2 });
+    }
+    const left = await admin.pttl(sessionKeys(skewPrefix, id).meta);
+    expect(left).toBeGreaterThan(1_500);
+    await behind.delete(id);
+  });
+
+  it('answers a duplicate from a copy whose clock is behind with the windows as the session has moved them', async () => {
+    const id = `s-${randomUUID()}`;
+    const t0 = Date.now();
+    const specs = [{ id: 'n', fn: 'count' as const, windowMs: 60_000 }];
+    const fire = (aggregates: Record<string, number | null>) => ((aggregates.n ?? 0) >= 2 ? [1] : []);
+    const fail = (factId: string, now: number, eventTimeMs = t0) => ({
+      factId,
+      fact: { factId },
+      eventTimeMs,
+      contributions: [{ accumulatorId: 'n', value: 1 }],
+      specs,
+      now,
+      maxFacts: 100,
+      fire,
+    });
+    await behind.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: t0 });
+    await behind.addFact(id, fail('f1', t0));
+    expect(await behind.addFact(id, fail('f2', t0 + 1))).toMatchObject({ aggregates: { n: 2 }, change: { activated: [1] } });
+    // An instance two minutes ahead sends f1 again: a duplicate, but it moves the session's time past both facts' window.
+    expect(await ahead.addFact(id, fail('f1', t0 + SKEW_MS))).toMatchObject({ duplicate: true, aggregates: { n: 0 } });
+    // The instance behind, whose copy has not seen that, gets f2 again: its answer is of the windows as they are now.
+    const again = await behind.addFact(id, fail('f2', t0 + 2));
+    expect(again).toMatchObject({ duplicate: true, aggregates: { n: 0 } });
+    const fresh = await openRedisSessionStore({ url, keyPrefix: skewPrefix });
+    try {
+      expect(await fresh.addFact(id, fail('f2', t0 + 3))).toMatchObject({ duplicate: true, aggregates: again?.aggregates });
+    } finally {
+      await fresh.close();
+      await behind.delete(id);
+    }
+  });
+});
+
 describe('Redis session store against the in-process store', () => {
   let store: RedisSessionStore;
   let admin: Redis;

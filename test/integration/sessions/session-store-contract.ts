@@ -432,23 +432,6 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
       expect((await store.get(kept))?.facts).toEqual({ a: {} });
     });
 
-    it('moves expiresAt to now + ttl only once it has fallen more than ttl / 16 behind', async () => {
-      const id = await created(16);
-      const add = (factId: string, now: number) =>
-        store.addFact(id, { factId, fact: { factId }, eventTimeMs: now, contributions: [], specs: [], now, maxFacts: 10, fire: none });
-      // 16 s TTL: within 1 s of the last refresh a write leaves the expiry where it is.
-      await add('a', T0 + 1000);
-      expect((await store.get(id))?.expiresAt).toBe(T0 + 16_000);
-      await add('b', T0 + 1001);
-      expect((await store.get(id))?.expiresAt).toBe(T0 + 17_001);
-      // A duplicate refreshes by the same rule.
-      await add('b', T0 + 2001);
-      expect((await store.get(id))?.expiresAt).toBe(T0 + 17_001);
-      await add('b', T0 + 2002);
-      expect((await store.get(id))?.expiresAt).toBe(T0 + 18_002);
-      expect((await store.get(id))?.facts).toEqual({ a: { factId: 'a' }, b: { factId: 'b' } });
-    });
-
     it('counts 200 concurrent adds from several clients exactly once each', async () => {
       const clients = [store, await harness.open(), await harness.open(), await harness.open()];
       try {
