@@ -9,12 +9,13 @@ const MAX_EPOCH_MS = 8.64e15;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:[Zz]|[+-]\d{2}:?\d{2}))?$/;
 
 /**
- * Epoch ms of the event: the value at `field` (a DSL path) when present and not null, else `arrivalMs`.
- * Throws AppError VALIDATION_ERROR when the value is there but is neither an ISO 8601 string nor finite epoch ms.
+ * Epoch ms of the event: the value at `field` (a DSL path) when present and not null, else undefined (the fact takes
+ * its arrival time, which the session store settles). Throws AppError VALIDATION_ERROR when the value is there but is
+ * neither an ISO 8601 string nor finite epoch ms.
  */
-export function eventTimeOf(event: unknown, field: string, arrivalMs: number): number {
+export function eventTimeOf(event: unknown, field: string): number | undefined {
   const value = getPath(event, field);
-  if (value === undefined || value === null) return arrivalMs;
+  if (value === undefined || value === null) return undefined;
   if (typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= MAX_EPOCH_MS) return value;
   if (typeof value === 'string' && ISO_8601.test(value) && realDate(value)) {
     // The usual form (T and Z in capitals) parses as it is.

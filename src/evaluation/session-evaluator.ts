@@ -326,10 +326,12 @@ export class SessionEvaluator {
     const accumulators = engine.accumulators(scope.domain);
     const now = this.#clock();
     const evaluation = new LatestEvaluation(engine, scope.domain, event);
+    const eventTimeMs = eventTimeOf(event, this.#timestampField);
     const added = await this.#options.sessions.addFact(sessionId, {
       factId,
       fact: event,
-      eventTimeMs: eventTimeOf(event, this.#timestampField, now),
+      eventTimeMs: eventTimeMs ?? now,
+      arrival: eventTimeMs === undefined,
       contributions: contributionsOf(accumulators, event),
       specs: this.#specsOf(engine, scope.domain),
       now,

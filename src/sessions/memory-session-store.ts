@@ -120,7 +120,7 @@ export class MemorySessionStore implements SessionStore {
     const session = this.#live(id);
     if (!session) return undefined;
     const { memory } = session;
-    const outcome = memory.add(input.factId, fact, input.specs, input.now, input.maxFacts);
+    const outcome = memory.add(input.factId, fact, input.specs, input.now, input.maxFacts, input.arrival);
     if (outcome.kind === 'full') throw sessionFull(id, input.maxFacts);
     this.#touch(session, input.now);
     const aggregates = memory.aggregates(input.specs);

@@ -241,7 +241,7 @@ export class RedisSessionStore implements SessionStore {
     return this.#apply<AddFactResult>(id, (session) => {
       const { memory } = session;
       const before = memory.facts.size;
-      const outcome = memory.add(input.factId, fact, input.specs, input.now, input.maxFacts);
+      const outcome = memory.add(input.factId, fact, input.specs, input.now, input.maxFacts, input.arrival);
       const aggregates = memory.aggregates(input.specs);
       // Read now: later writes may change the copy while this one is on the wire.
       const { version } = memory;
@@ -261,7 +261,7 @@ export class RedisSessionStore implements SessionStore {
       const fired = this.#fire(id, session, input.fire, aggregates);
       const change = firedChange(session.fired, fired);
       this.#weigh(id, session, memory.facts.size - before);
-      const extra = [fact.json, contributionRecord(fact), JSON.stringify(change)];
+      const extra = [fact.json, contributionRecord(outcome.stored), JSON.stringify(change)];
       const { old } = outcome;
       return {
         reply: this.#write(id, session, input.specs, 'add', input.now, input.factId, fired, aggregates, extra),

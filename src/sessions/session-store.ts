@@ -65,8 +65,13 @@ export interface CreateSessionInput {
 export interface AddFactInput {
   readonly factId: string;
   readonly fact: unknown;
-  /** Event time (epoch ms) from the fact's timestamp field, or arrival time. */
+  /** Event time (epoch ms) from the fact's timestamp field, or arrival time (`now`). */
   readonly eventTimeMs: number;
+  /**
+   * The fact named no event time, so eventTimeMs is its arrival: the store takes the session's time instead when that is
+   * later (another instance's clock ahead of this one's moved it on), so the fact counts in windows ending now.
+   */
+  readonly arrival?: boolean;
   readonly contributions: readonly Contribution[];
   /**
    * Every accumulator of the session's ruleset; aggregates are returned for each. Never mutate an array once passed:

@@ -19,7 +19,8 @@ export type AddOutcome =
   | { readonly kind: 'duplicate' }
   /** A new fact id while the session holds maxFacts facts: nothing was applied. */
   | { readonly kind: 'full' }
-  | { readonly kind: 'added'; readonly old: StoredFact | undefined };
+  /** `stored`: the fact as kept, its arrival time settled. */
+  | { readonly kind: 'added'; readonly old: StoredFact | undefined; readonly stored: StoredFact };
 
 /** One fact counted in one accumulator; it stops counting for good once `live` is false. */
 interface Member {
@@ -77,9 +78,14 @@ export class WorkingMemory {
     this.watermark = watermark;
   }
 
-  /** Adds or replaces a fact; contributions naming no spec are kept with the fact but count nowhere. */
-  add(factId: string, fact: StoredFact, specs: readonly AccumulatorSpec[], now: number, maxFacts: number): AddOutcome {
+  /**
+   * Adds or replaces a fact; contributions naming no spec are kept with the fact but count nowhere. An `arrival` fact
+   * (its event time is when it arrived) is stamped with the watermark when that is later: a writer whose clock is behind
+   * the session's would otherwise add a fact outside windows that end at the session's time.
+   */
+  add(factId: string, arriving: StoredFact, specs: readonly AccumulatorSpec[], now: number, maxFacts: number, arrival = false): AddOutcome {
     const old = this.facts.get(factId);
+    let fact = arriving;
     if (old?.json === fact.json) {
       this.#advance(specs, now);
       return { kind: 'duplicate' };
@@ -87,6 +93,7 @@ export class WorkingMemory {
     // Time moves on even for a refused add: every write that reaches the session brings its now.
     this.#advance(specs, now);
     if (old === undefined && this.facts.size >= maxFacts) return { kind: 'full' };
+    if (arrival && fact.eventTimeMs < this.watermark) fact = { ...fact, eventTimeMs: this.watermark };
     if (old !== undefined) this.#removeMembers(factId);
     this.facts.set(factId, fact);
     const members: Member[] = [];
@@ -98,7 +105,7 @@ export class WorkingMemory {
     }
     if (members.length > 0) this.#members.set(factId, members);
     this.version += 1;
-    return { kind: 'added', old };
+    return { kind: 'added', old, stored: fact };
   }
 
   /** Removes a fact and its contributions; undefined (nothing changed but time) when the session holds no such fact. */

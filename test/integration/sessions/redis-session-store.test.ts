@@ -597,6 +597,35 @@ describe('Redis session store with instances whose clocks differ', () => {
     await behind.delete(id);
   });
 
+  it("counts a fact without an event time of its own at the session's time, on the instance behind and on a fresh read", async () => {
+    const id = `s-${randomUUID()}`;
+    const t0 = Date.now();
+    const specs = [{ id: 'n', fn: 'count' as const, windowMs: 60_000 }];
+    const arriving = (factId: string, now: number) => ({
+      factId,
+      fact: { factId },
+      eventTimeMs: now,
+      arrival: true,
+      contributions: [{ accumulatorId: 'n', value: 1 }],
+      specs,
+      now,
+      maxFacts: 100,
+      fire: none,
+    });
+    await behind.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: t0 });
+    await ahead.addFact(id, arriving('login', t0 + SKEW_MS));
+    for (const [i, factId] of ['fail-1', 'fail-2', 'fail-3'].entries()) {
+      expect(await behind.addFact(id, arriving(factId, t0 + i)), factId).toMatchObject({ aggregates: { n: i + 2 } });
+    }
+    const fresh = await openRedisSessionStore({ url, keyPrefix: skewPrefix });
+    try {
+      expect(await fresh.addFact(id, arriving('fail-3', t0 + 5))).toMatchObject({ duplicate: true, aggregates: { n: 4 } });
+    } finally {
+      await fresh.close();
+      await behind.delete(id);
+    }
+  });
+
   it('answers a duplicate from a copy whose clock is behind with the windows as the session has moved them', async () => {
     const id = `s-${randomUUID()}`;
     const t0 = Date.now();

@@ -154,17 +154,31 @@ describe('WorkingMemory', () => {
     const memory = new WorkingMemory();
     const specs: AccumulatorSpec[] = [{ id: 'n', fn: 'count' }];
     const fact = (json: string): StoredFact => ({ json, eventTimeMs: 0, contributions: [['n', 1]] });
-    expect(memory.add('a', fact('1'), specs, 0, 2)).toEqual({ kind: 'added', old: undefined });
+    expect(memory.add('a', fact('1'), specs, 0, 2)).toEqual({ kind: 'added', old: undefined, stored: fact('1') });
     expect(memory.add('a', fact('1'), specs, 0, 2)).toEqual({ kind: 'duplicate' });
     expect(memory.add('b', fact('2'), specs, 0, 2).kind).toBe('added');
     expect(memory.add('c', fact('3'), specs, 0, 2)).toEqual({ kind: 'full' });
-    expect(memory.add('b', fact('22'), specs, 0, 2)).toEqual({ kind: 'added', old: fact('2') });
+    expect(memory.add('b', fact('22'), specs, 0, 2)).toEqual({ kind: 'added', old: fact('2'), stored: fact('22') });
     expect(memory.version).toBe(3);
     expect(memory.aggregates(specs)).toEqual({ n: 2 });
     expect(memory.retract('b', specs, 0)).toEqual(fact('22'));
     expect(memory.retract('b', specs, 0)).toBeUndefined();
     expect(memory.version).toBe(4);
     expect(memory.aggregates(specs)).toEqual({ n: 1 });
+  });
+
+  it("stamps a fact that arrived (no event time of its own) at the session's time when a writer's clock is behind it", () => {
+    const memory = new WorkingMemory();
+    const specs: AccumulatorSpec[] = [{ id: 'n', fn: 'count', windowMs: 60_000 }];
+    const fact = (json: string, eventTimeMs: number): StoredFact => ({ json, eventTimeMs, contributions: [['n', 1]] });
+    // A writer 90 s ahead moves the session's time on.
+    expect(memory.add('ahead', fact('0', 90_000), specs, 90_000, 10, true)).toMatchObject({ stored: fact('0', 90_000) });
+    // One behind adds a fact at its own arrival time: it would fall outside the 60 s window that ends at 90 s.
+    expect(memory.add('late', fact('1', 1_000), specs, 1_000, 10, true)).toMatchObject({ stored: fact('1', 90_000) });
+    expect(memory.aggregates(specs)).toEqual({ n: 2 });
+    // A fact that names its event time keeps it, even outside the window.
+    expect(memory.add('named', fact('2', 1_000), specs, 1_000, 10)).toMatchObject({ stored: fact('2', 1_000) });
+    expect(memory.aggregates(specs)).toEqual({ n: 2 });
   });
 
   it('moves time on for every write, the refused and the empty ones too, as write-session.lua stores it', () => {
