@@ -1,5 +1,8 @@
 // Creates the pipeline's topics at start-up when they are missing; existing topics are left as they are.
-import { type Admin, ConfigResourceTypes, type ITopicConfig } from 'kafkajs';
+import kafkajs, { type Admin, type ITopicConfig } from 'kafkajs';
+
+// Not among the names Node finds in kafkajs's CommonJS exports: read from the module object.
+const { ConfigResourceTypes } = kafkajs;
 
 export interface TopicPlan {
   factsTopic: string;
