@@ -277,14 +277,16 @@ export class SessionEvaluator {
 
   /**
    * Adds a fact to the session a stream keeps for `key` over `domain` (see streamSessionId), creating it on first use
-   * with the implicit TTL: the Kafka streaming mode calls this for every message. Same semantics as addFact.
+   * with the implicit TTL: the Kafka streaming mode calls this for every message. Same semantics as addFact, except
+   * that a full session makes room by retracting its facts with the oldest event time instead of answering SESSION_FULL.
    */
   async addFactToImplicitSession(key: string, domain: string, factId: string, event: Facts): Promise<SessionEvaluation> {
     const started = performance.now();
     const sessionId = streamSessionId(domain, key);
     const scope: Scope = { domain, rulesetId: null };
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      const outcome = await this.#add(sessionId, scope, factId, event, started);
+      // Nobody can retract from a stream's session: a full one lets its oldest facts go rather than refuse the stream.
+      const outcome = await this.#add(sessionId, scope, factId, event, started, true);
       if (outcome !== undefined) return outcome;
       try {
         await this.#options.sessions.create({
@@ -321,7 +323,14 @@ export class SessionEvaluator {
     return this.#finish(engine, sessionId, scope, factId, {}, evaluation.of(retracted.aggregates), retracted, false, false, started);
   }
 
-  async #add(sessionId: string, scope: Scope, factId: string, event: Facts, started: number): Promise<SessionEvaluation | undefined> {
+  async #add(
+    sessionId: string,
+    scope: Scope,
+    factId: string,
+    event: Facts,
+    started: number,
+    evictOldest = false,
+  ): Promise<SessionEvaluation | undefined> {
     const engine = this.#options.catalog.engine;
     const accumulators = engine.accumulators(scope.domain);
     const now = this.#clock();
@@ -332,6 +341,7 @@ export class SessionEvaluator {
       fact: event,
       eventTimeMs: eventTimeMs ?? now,
       arrival: eventTimeMs === undefined,
+      evictOldest,
       contributions: contributionsOf(accumulators, event),
       specs: this.#specsOf(engine, scope.domain),
       now,

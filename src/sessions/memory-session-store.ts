@@ -120,7 +120,10 @@ export class MemorySessionStore implements SessionStore {
     const session = this.#live(id);
     if (!session) return undefined;
     const { memory } = session;
-    const outcome = memory.add(input.factId, fact, input.specs, input.now, input.maxFacts, input.arrival);
+    const outcome = memory.add(input.factId, fact, input.specs, input.now, input.maxFacts, {
+      arrival: input.arrival === true,
+      evictOldest: input.evictOldest === true,
+    });
     if (outcome.kind === 'full') throw sessionFull(id, input.maxFacts);
     this.#touch(session, input.now);
     const aggregates = memory.aggregates(input.specs);
@@ -134,6 +137,7 @@ export class MemorySessionStore implements SessionStore {
         change: copyChange(session.changes.get(input.factId) ?? NO_CHANGE),
       };
     }
+    for (const evicted of outcome.evicted) session.changes.delete(evicted);
     const change = this.#storeFired(session, input.fire(aggregates), aggregates, input.now);
     session.changes.set(input.factId, change);
     return {

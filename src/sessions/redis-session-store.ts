@@ -241,7 +241,10 @@ export class RedisSessionStore implements SessionStore {
     return this.#apply<AddFactResult>(id, (session) => {
       const { memory } = session;
       const before = memory.facts.size;
-      const outcome = memory.add(input.factId, fact, input.specs, input.now, input.maxFacts, input.arrival);
+      const outcome = memory.add(input.factId, fact, input.specs, input.now, input.maxFacts, {
+        arrival: input.arrival === true,
+        evictOldest: input.evictOldest === true,
+      });
       const aggregates = memory.aggregates(input.specs);
       // Read now: later writes may change the copy while this one is on the wire.
       const { version } = memory;
@@ -263,6 +266,11 @@ export class RedisSessionStore implements SessionStore {
       this.#weigh(id, session, memory.facts.size - before);
       const extra = [fact.json, contributionRecord(outcome.stored), JSON.stringify(change)];
       const { old } = outcome;
+      // The facts that made room leave in the same script call as the add (held back from a group of their own), so
+      // Redis applies all or none of them; the add's reply answers for them.
+      for (const evicted of outcome.evicted) {
+        this.#write(id, session, input.specs, 'retract', input.now, evicted, fired, aggregates, [], true).catch(() => undefined);
+      }
       return {
         reply: this.#write(id, session, input.specs, 'add', input.now, input.factId, fired, aggregates, extra),
         answer: (): AddFactResult => ({
@@ -427,9 +435,10 @@ export class RedisSessionStore implements SessionStore {
     fired: readonly number[],
     aggregates: Aggregates,
     extra: readonly string[],
+    hold = false,
   ): Promise<WriteReply> {
     const stamp = this.#nextStamp();
-    const sent = this.#send(id, session, specs, [kind, String(now), factId, stamp, ...extra], { fired, aggregates });
+    const sent = this.#send(id, session, specs, [kind, String(now), factId, stamp, ...extra], { fired, aggregates }, hold);
     session.stamp = stamp;
     session.fired = fired;
     return sent;
@@ -446,6 +455,7 @@ export class RedisSessionStore implements SessionStore {
     specs: readonly AccumulatorSpec[],
     args: readonly string[],
     stores?: PendingWrite['stores'],
+    hold = false,
   ): Promise<WriteReply> {
     return new Promise<WriteReply>((resolve, reject) => {
       if (session.pending.length === 0) {
@@ -457,7 +467,8 @@ export class RedisSessionStore implements SessionStore {
       session.pending.push({ args, stores, specs, resolve, reject });
       session.inFlight += 1;
       this.#pendingWrites += 1;
-      if (this.#pendingWrites >= WRITES_PER_GROUP) this.#flushAll();
+      // `hold`: the write must leave in the same call as the one queued after it.
+      if (!hold && this.#pendingWrites >= WRITES_PER_GROUP) this.#flushAll();
     });
   }
 

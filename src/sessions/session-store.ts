@@ -72,6 +72,11 @@ export interface AddFactInput {
    * later (another instance's clock ahead of this one's moved it on), so the fact counts in windows ending now.
    */
   readonly arrival?: boolean;
+  /**
+   * A new fact in a session holding maxFacts makes room by retracting the facts with the oldest event time instead of
+   * being refused (SESSION_FULL): the implicit sessions of the Kafka streaming mode, which nobody can retract from.
+   */
+  readonly evictOldest?: boolean;
   readonly contributions: readonly Contribution[];
   /**
    * Every accumulator of the session's ruleset; aggregates are returned for each. Never mutate an array once passed:

@@ -19,8 +19,16 @@ export type AddOutcome =
   | { readonly kind: 'duplicate' }
   /** A new fact id while the session holds maxFacts facts: nothing was applied. */
   | { readonly kind: 'full' }
-  /** `stored`: the fact as kept, its arrival time settled. */
-  | { readonly kind: 'added'; readonly old: StoredFact | undefined; readonly stored: StoredFact };
+  /** `stored`: the fact as kept, its arrival time settled; `evicted`: the oldest facts that left to make room. */
+  | { readonly kind: 'added'; readonly old: StoredFact | undefined; readonly stored: StoredFact; readonly evicted: readonly string[] };
+
+/** How an add settles what its fact alone does not say. */
+export interface AddOptions {
+  /** The fact's event time is its arrival: stamped with the watermark when that is later. */
+  readonly arrival?: boolean;
+  /** A full session lets its facts with the oldest event time go (each a retraction) instead of refusing the add. */
+  readonly evictOldest?: boolean;
+}
 
 /** One fact counted in one accumulator; it stops counting for good once `live` is false. */
 interface Member {
@@ -81,9 +89,17 @@ export class WorkingMemory {
   /**
    * Adds or replaces a fact; contributions naming no spec are kept with the fact but count nowhere. An `arrival` fact
    * (its event time is when it arrived) is stamped with the watermark when that is later: a writer whose clock is behind
-   * the session's would otherwise add a fact outside windows that end at the session's time.
+   * the session's would otherwise add a fact outside windows that end at the session's time. With `evictOldest`, a new
+   * fact in a full session makes room by removing the facts with the oldest event time, each counted as a write.
    */
-  add(factId: string, arriving: StoredFact, specs: readonly AccumulatorSpec[], now: number, maxFacts: number, arrival = false): AddOutcome {
+  add(
+    factId: string,
+    arriving: StoredFact,
+    specs: readonly AccumulatorSpec[],
+    now: number,
+    maxFacts: number,
+    options: AddOptions = {},
+  ): AddOutcome {
     const old = this.facts.get(factId);
     let fact = arriving;
     if (old?.json === fact.json) {
@@ -92,8 +108,18 @@ export class WorkingMemory {
     }
     // Time moves on even for a refused add: every write that reaches the session brings its now.
     this.#advance(specs, now);
-    if (old === undefined && this.facts.size >= maxFacts) return { kind: 'full' };
-    if (arrival && fact.eventTimeMs < this.watermark) fact = { ...fact, eventTimeMs: this.watermark };
+    const evicted: string[] = [];
+    if (old === undefined && this.facts.size >= maxFacts) {
+      if (options.evictOldest !== true) return { kind: 'full' };
+      while (this.facts.size >= maxFacts) {
+        const oldest = this.#oldestFactId() as string;
+        this.#removeMembers(oldest);
+        this.facts.delete(oldest);
+        this.version += 1;
+        evicted.push(oldest);
+      }
+    }
+    if (options.arrival === true && fact.eventTimeMs < this.watermark) fact = { ...fact, eventTimeMs: this.watermark };
     if (old !== undefined) this.#removeMembers(factId);
     this.facts.set(factId, fact);
     const members: Member[] = [];
@@ -105,7 +131,20 @@ export class WorkingMemory {
     }
     if (members.length > 0) this.#members.set(factId, members);
     this.version += 1;
-    return { kind: 'added', old, stored: fact };
+    return { kind: 'added', old, stored: fact, evicted };
+  }
+
+  /** The fact with the oldest event time (the first held of those tied): a scan, made only when a full session must make room. */
+  #oldestFactId(): string | undefined {
+    let oldestId: string | undefined;
+    let oldestTime = Number.POSITIVE_INFINITY;
+    for (const [id, fact] of this.facts) {
+      if (oldestId === undefined || fact.eventTimeMs < oldestTime) {
+        oldestId = id;
+        oldestTime = fact.eventTimeMs;
+      }
+    }
+    return oldestId;
   }
 
   /** Removes a fact and its contributions; undefined (nothing changed but time) when the session holds no such fact. */

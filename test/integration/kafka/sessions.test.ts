@@ -501,6 +501,40 @@ describe('Kafka sessions: KAFKA_STREAMING', () => {
 /** An append-only file, so a killed and restarted server still holds the sessions. */
 const APPEND_ONLY = (dir: string): string[] => ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir];
 
+describe('Kafka sessions: KAFKA_STREAMING on a key whose session is full', () => {
+  let harness: Harness;
+  let lock: number;
+
+  beforeAll(async () => {
+    harness = await startHarness('streaming-full', { streaming: true, sessionMaxFacts: 3 });
+    lock = await createRule(harness.service.app, 'lock', 'auth', LOCK, 'lock_account');
+  });
+
+  afterAll(() => stopHarness(harness));
+
+  it('lets the oldest facts go instead of dead-lettering the stream, so rules on the newest keep firing', async () => {
+    const base = Date.now();
+    const types = ['login_ok', 'login_ok', 'login_ok', 'login_failed', 'login_failed', 'login_failed'];
+    await produce(
+      harness.kafka,
+      harness.topics.facts,
+      types.map((type, index) => ({
+        key: 'user-9',
+        value: JSON.stringify({ facts: { type, timestamp: base + index }, domain: 'auth' }),
+        headers: { step: String(index) },
+        partition: 0,
+      })),
+    );
+    const results = await harness.reader.waitFor(harness.topics.results, 1);
+    expect(await eventually(async () => (await harness.service.pipeline.lag()) === 0)).toBe(true);
+    expect(harness.reader.on(harness.topics.dlq)).toHaveLength(0);
+    expect(results.map((message) => message.headers.step)).toEqual(['5']);
+    expect(parse<SessionResultMessage>(results[0]!)).toMatchObject({ activated: [lock], fired_rules: [lock], fact_count: 3 });
+    const session = await harness.service.app.inject({ method: 'GET', url: '/api/v1/sessions/stream:auth:user-9' });
+    expect(session.json()).toMatchObject({ fact_count: 3, active_rules: [lock] });
+  });
+});
+
 describe('Kafka sessions: Redis outage', () => {
   let harness: Harness;
   let redis: ChildProcess | undefined;

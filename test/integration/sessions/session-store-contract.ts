@@ -380,6 +380,51 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
       });
     });
 
+    it('makes room for a new fact in a full session by retracting the oldest, when asked to, seen the same by every client', async () => {
+      const id = await created();
+      const add = (
+        client: SessionStore,
+        factId: string,
+        amount: number,
+        eventTimeMs: number,
+        fire: (aggregates: unknown) => number[] = none,
+      ) =>
+        client.addFact(id, {
+          factId,
+          fact: { amount },
+          eventTimeMs,
+          contributions: spend(amount),
+          specs: SPECS,
+          now: T0 + 5 * MINUTE,
+          maxFacts: 3,
+          fire,
+          evictOldest: true,
+        });
+      await add(store, 'b', 20, T0 + 2 * MINUTE, firing([9]));
+      await add(store, 'a', 10, T0 + MINUTE, firing([9]));
+      await add(store, 'c', 40, T0 + 3 * MINUTE, firing([9]));
+      // 'a' is the oldest by event time (not the first added); its leaving is part of the same write.
+      expect(await add(store, 'd', 80, T0 + 4 * MINUTE)).toMatchObject({
+        factCount: 3,
+        version: 5,
+        aggregates: { [count.id]: 3, [sum.id]: 140, [min.id]: 20, [max.id]: 80 },
+        change: { activated: [], deactivated: [9] },
+      });
+      const other = await harness.open();
+      try {
+        expect(await other.get(id)).toMatchObject({ factCount: 3, version: 5, firedRules: [] });
+        expect(Object.keys((await other.get(id))?.facts ?? {}).sort()).toEqual(['b', 'c', 'd']);
+        // The other client, from its own copy, makes room the same way.
+        expect(await add(other, 'e', 160, T0 + 5 * MINUTE)).toMatchObject({
+          factCount: 3,
+          version: 7,
+          aggregates: { [count.id]: 3, [sum.id]: 280, [min.id]: 40 },
+        });
+      } finally {
+        await other.close();
+      }
+    });
+
     it('refuses a new fact beyond the limit but still allows replacing one', async () => {
       const id = await created();
       const base = { specs: [count], now: T0, maxFacts: 2, fire: none, eventTimeMs: T0 };

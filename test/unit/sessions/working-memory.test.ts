@@ -154,11 +154,11 @@ describe('WorkingMemory', () => {
     const memory = new WorkingMemory();
     const specs: AccumulatorSpec[] = [{ id: 'n', fn: 'count' }];
     const fact = (json: string): StoredFact => ({ json, eventTimeMs: 0, contributions: [['n', 1]] });
-    expect(memory.add('a', fact('1'), specs, 0, 2)).toEqual({ kind: 'added', old: undefined, stored: fact('1') });
+    expect(memory.add('a', fact('1'), specs, 0, 2)).toEqual({ kind: 'added', old: undefined, stored: fact('1'), evicted: [] });
     expect(memory.add('a', fact('1'), specs, 0, 2)).toEqual({ kind: 'duplicate' });
     expect(memory.add('b', fact('2'), specs, 0, 2).kind).toBe('added');
     expect(memory.add('c', fact('3'), specs, 0, 2)).toEqual({ kind: 'full' });
-    expect(memory.add('b', fact('22'), specs, 0, 2)).toEqual({ kind: 'added', old: fact('2'), stored: fact('22') });
+    expect(memory.add('b', fact('22'), specs, 0, 2)).toEqual({ kind: 'added', old: fact('2'), stored: fact('22'), evicted: [] });
     expect(memory.version).toBe(3);
     expect(memory.aggregates(specs)).toEqual({ n: 2 });
     expect(memory.retract('b', specs, 0)).toEqual(fact('22'));
@@ -172,13 +172,32 @@ describe('WorkingMemory', () => {
     const specs: AccumulatorSpec[] = [{ id: 'n', fn: 'count', windowMs: 60_000 }];
     const fact = (json: string, eventTimeMs: number): StoredFact => ({ json, eventTimeMs, contributions: [['n', 1]] });
     // A writer 90 s ahead moves the session's time on.
-    expect(memory.add('ahead', fact('0', 90_000), specs, 90_000, 10, true)).toMatchObject({ stored: fact('0', 90_000) });
+    expect(memory.add('ahead', fact('0', 90_000), specs, 90_000, 10, { arrival: true })).toMatchObject({ stored: fact('0', 90_000) });
     // One behind adds a fact at its own arrival time: it would fall outside the 60 s window that ends at 90 s.
-    expect(memory.add('late', fact('1', 1_000), specs, 1_000, 10, true)).toMatchObject({ stored: fact('1', 90_000) });
+    expect(memory.add('late', fact('1', 1_000), specs, 1_000, 10, { arrival: true })).toMatchObject({ stored: fact('1', 90_000) });
     expect(memory.aggregates(specs)).toEqual({ n: 2 });
     // A fact that names its event time keeps it, even outside the window.
     expect(memory.add('named', fact('2', 1_000), specs, 1_000, 10)).toMatchObject({ stored: fact('2', 1_000) });
     expect(memory.aggregates(specs)).toEqual({ n: 2 });
+  });
+
+  it('makes room in a full session by removing the facts with the oldest event time, when asked to', () => {
+    const memory = new WorkingMemory();
+    const specs: AccumulatorSpec[] = [{ id: 's', fn: 'sum' }];
+    const fact = (value: number, eventTimeMs: number): StoredFact => ({ json: String(value), eventTimeMs, contributions: [['s', value]] });
+    memory.add('b', fact(2, 200), specs, 0, 3);
+    memory.add('a', fact(1, 100), specs, 0, 3);
+    memory.add('c', fact(4, 300), specs, 0, 3);
+    expect(memory.add('d', fact(8, 50), specs, 0, 3)).toEqual({ kind: 'full' });
+    expect(memory.add('d', fact(8, 50), specs, 0, 3, { evictOldest: true })).toMatchObject({ kind: 'added', evicted: ['a'] });
+    expect([...memory.facts.keys()].sort()).toEqual(['b', 'c', 'd']);
+    expect(memory.aggregates(specs)).toEqual({ s: 14 });
+    // Each removal counts as a write, as it does in Redis; a lower limit removes as many as it takes.
+    expect(memory.version).toBe(5);
+    expect(memory.add('e', fact(16, 400), specs, 0, 2, { evictOldest: true })).toMatchObject({ evicted: ['d', 'b'] });
+    expect(memory.aggregates(specs)).toEqual({ s: 20 });
+    // A replacement needs no room.
+    expect(memory.add('e', fact(32, 400), specs, 0, 2, { evictOldest: true })).toMatchObject({ evicted: [] });
   });
 
   it('moves time on for every write, the refused and the empty ones too, as write-session.lua stores it', () => {
