@@ -72,6 +72,8 @@ export interface Config {
     readonly cacheFacts: number;
     /** Fact field (a path) holding a session fact's event time: ISO 8601 or epoch ms; absent, arrival time. */
     readonly timestampField: string;
+    /** TTL of the key sessions the Kafka streaming mode creates, whole seconds. */
+    readonly streamingTtlSeconds: number;
   };
   /** Longest a graceful shutdown may take before the process exits anyway. */
   readonly shutdownTimeoutMs: number;
@@ -287,6 +289,8 @@ const envSchema = z.object({
   KAFKA_GROUP_ID: text('rules-evaluator'),
   KAFKA_EXACTLY_ONCE: flag(false),
   KAFKA_STREAMING: flag(false),
+  // Sessions hold at most 7 days, like those created over HTTP.
+  KAFKA_STREAMING_SESSION_TTL: duration('1h', 7 * 86_400_000, 'sessions live at most 7 days', 1_000),
   KAFKA_RECORD_EXECUTIONS: flag(true),
   KAFKA_PARTITIONS: integer(1, 10_000, 3),
   KAFKA_MAX_RESULT_BYTES: integer(1_000, 100_000_000, 1_000_000),
@@ -349,6 +353,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       maxFacts: e.RULES_SESSION_MAX_FACTS,
       cacheFacts: e.RULES_SESSION_CACHE_FACTS,
       timestampField: e.RULES_SESSION_TIMESTAMP_FIELD,
+      streamingTtlSeconds: Math.ceil(e.KAFKA_STREAMING_SESSION_TTL / 1_000),
     },
     shutdownTimeoutMs: e.RULES_SHUTDOWN_TIMEOUT,
   });

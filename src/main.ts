@@ -149,6 +149,7 @@ async function start(config: Config, logger: Logger, lifecycle: Lifecycle): Prom
     executions: store.executions,
     maxFacts: config.sessions.maxFacts,
     timestampField: config.sessions.timestampField,
+    implicitTtlSeconds: config.sessions.streamingTtlSeconds,
     ...(metrics === undefined ? {} : { observer: metrics.observe }),
     ...(engineMetrics === undefined ? {} : { writes: new SessionMemoryMetrics({ metrics: engineMetrics }) }),
   });

@@ -35,6 +35,7 @@ describe('loadConfig', () => {
     expect(config.sessions.maxFacts).toBe(10_000);
     expect(config.sessions.cacheFacts).toBe(100_000);
     expect(config.sessions.timestampField).toBe('timestamp');
+    expect(config.sessions.streamingTtlSeconds).toBe(3_600);
     expect(config.shutdownTimeoutMs).toBe(30_000);
   });
 
@@ -59,6 +60,7 @@ describe('loadConfig', () => {
       KAFKA_GROUP_ID: 'group',
       KAFKA_EXACTLY_ONCE: 'true',
       KAFKA_STREAMING: 'yes',
+      KAFKA_STREAMING_SESSION_TTL: '2d',
       KAFKA_RECORD_EXECUTIONS: 'false',
       KAFKA_PARTITIONS: '12',
       KAFKA_MAX_RESULT_BYTES: '2000000',
@@ -100,6 +102,7 @@ describe('loadConfig', () => {
     expect(config.sessions.maxFacts).toBe(50);
     expect(config.sessions.cacheFacts).toBe(0);
     expect(config.sessions.timestampField).toBe('meta.occurred_at');
+    expect(config.sessions.streamingTtlSeconds).toBe(172_800);
     expect(config.shutdownTimeoutMs).toBe(5_000);
   });
 
@@ -138,6 +141,8 @@ describe('loadConfig', () => {
     ['RULES_EXECUTION_CLEANUP_INTERVAL', '30d', 'RULES_EXECUTION_CLEANUP_INTERVAL: must be at most 2147483 seconds'],
     ['RULES_SHUTDOWN_TIMEOUT', '25d', 'RULES_SHUTDOWN_TIMEOUT: must be at most 2147483 seconds'],
     ['REDIS_COMMAND_TIMEOUT', '0s', 'REDIS_COMMAND_TIMEOUT: must be a positive duration'],
+    ['KAFKA_STREAMING_SESSION_TTL', '8d', 'KAFKA_STREAMING_SESSION_TTL: must be at most 604800 seconds: sessions live at most 7 days'],
+    ['KAFKA_STREAMING_SESSION_TTL', '500ms', 'KAFKA_STREAMING_SESSION_TTL: must be at least 1000 ms'],
     // Minutes or months? Refused rather than guessed.
     ['RULES_EXECUTION_RETENTION', '1M', 'RULES_EXECUTION_RETENTION: must be a positive duration'],
     ['RULES_EXECUTION_CLEANUP_INTERVAL', '1ms', 'RULES_EXECUTION_CLEANUP_INTERVAL: must be at least 1000 ms'],
