@@ -425,6 +425,8 @@ export class SessionEvaluator {
 
   /** The domain a session evaluates, read from its id without touching the working memory. */
   async #scopeOf(sessionId: string): Promise<Scope> {
+    // No session can have an id outside the store's alphabet: it is unknown, as over HTTP, not a malformed request.
+    if (!STORE_ID.test(sessionId)) throw sessionNotFound(sessionId);
     const ruleset = RULESET_SESSION.exec(sessionId);
     if (ruleset !== null) {
       const rulesetId = Number(ruleset[1]);
@@ -434,8 +436,9 @@ export class SessionEvaluator {
     }
     const stream = STREAM_SESSION.exec(sessionId);
     const domain = stream === null ? undefined : decodePart(stream[1]!);
-    if (domain !== undefined && domain.trim() !== '') return { domain, rulesetId: null };
-    if (stream !== null) {
+    // A domain part no stream could have written (it does not encode back to itself) names no session.
+    if (domain !== undefined && domain.trim() !== '' && idPart(domain) === stream?.[1]) return { domain, rulesetId: null };
+    if (stream?.[1]?.startsWith('..') === true) {
       throw new AppError('VALIDATION_ERROR', `Session '${sessionId}' belongs to a stream whose domain name is too long to serve here.`);
     }
     throw sessionNotFound(sessionId);

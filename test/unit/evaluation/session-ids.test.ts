@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { idPart, streamSessionId } from '../../../src/evaluation/session-evaluator.ts';
+import { RuleCatalog } from '../../../src/evaluation/rule-catalog.ts';
+import { idPart, SessionEvaluator, streamSessionId } from '../../../src/evaluation/session-evaluator.ts';
+import { MemorySessionStore } from '../../../src/sessions/memory-session-store.ts';
 
 const STORE_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 
@@ -24,5 +26,32 @@ describe('stream session ids', () => {
     expect(id).toMatch(STORE_ID);
     expect(id.split(':')[2]?.startsWith('..')).toBe(true);
     expect(streamSessionId('d'.repeat(100), 'k'.repeat(10_001))).not.toBe(id);
+  });
+});
+
+describe('session ids no session can have', () => {
+  it('answer SESSION_NOT_FOUND, whatever the call, as an unknown session does', async () => {
+    const catalog = await RuleCatalog.open({ rules: { snapshot: async () => ({ revision: 1, rules: [] }) } });
+    const sessions = new MemorySessionStore();
+    const evaluator = new SessionEvaluator({
+      catalog,
+      rulesets: { get: async () => undefined },
+      sessions,
+      executions: { record: () => undefined },
+      maxFacts: 10,
+    });
+    try {
+      // Outside the store's alphabet; a domain part that is not what any stream writes ('.!!' decodes to other text).
+      for (const id of ['stream:{x}:y', 'stream:.!!:y', `stream:auth:${'k'.repeat(300)}`, 'stream:.YXV0aA==:y']) {
+        await expect(evaluator.addFact(id, 'f-1', {}), id).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
+      }
+      // A hashed domain part cannot be read back: that session cannot be served here, and says so.
+      await expect(evaluator.addFact(`stream:..${'a'.repeat(43)}:y`, 'f-1', {})).rejects.toMatchObject({
+        code: 'VALIDATION_ERROR',
+        message: expect.stringContaining('domain name is too long'),
+      });
+    } finally {
+      await sessions.close();
+    }
   });
 });
