@@ -35,6 +35,15 @@ function leafDetail(node: ConditionNode, root: unknown, context: CompileContext)
   return 'the inner condition held';
 }
 
+/** Why a condition failed: the value seen, or that a regex was not applied to text past the engine's length limit. */
+function conditionDetail(operator: string, actual: unknown, context: CompileContext): string {
+  const limit = context.operators.regexMaxInputLength;
+  if (operator === 'regex' && typeof actual === 'string' && actual.length > limit) {
+    return `longer than ${limit} characters: regex not applied`;
+  }
+  return renderActual(actual);
+}
+
 /** The aggregate an accumulate node compares: the session's (context.aggregates) or the one fact's. */
 function aggregateOf(node: AccumulateNode, root: unknown, context: CompileContext): number | null {
   return aggregateValue(context.accumulator(node), root, context.aggregates);
@@ -44,9 +53,10 @@ function walk(node: ConditionNode, root: unknown, context: CompileContext, sink:
   switch (node.type) {
     case 'condition': {
       const actual = context.getter(node.field)(root);
-      const held = valueTest(CANONICAL_OPERATOR[node.op], node.value, context.operators)(actual);
+      const operator = CANONICAL_OPERATOR[node.op];
+      const held = valueTest(operator, node.value, context.operators)(actual);
       if (held) sink?.matching.push(renderCondition(node));
-      else sink?.failing.push({ text: renderCondition(node), detail: renderActual(actual) });
+      else sink?.failing.push({ text: renderCondition(node), detail: conditionDetail(operator, actual, context) });
       return held;
     }
     case 'exists': {

@@ -10,15 +10,29 @@ import {
 const MAX_LIST_ITEMS = 10;
 const MAX_ACTUAL_LENGTH = 80;
 
-function renderScalar(value: Scalar): string {
-  return typeof value === 'string' ? JSON.stringify(value) : String(value);
+/** Cut to `max` characters with `...`, never between the two halves of a surrogate pair (a half is not text). */
+function shorten(text: string, max = MAX_ACTUAL_LENGTH): string {
+  if (text.length <= max) return text;
+  let end = max - 3;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}...`;
 }
 
-/** Strings in lists are bare (`[US, CA]`) unless they could be misread, then quoted. */
+function renderScalar(value: Scalar): string {
+  return typeof value === 'string' ? shorten(JSON.stringify(value)) : String(value);
+}
+
+/** Strings in lists are bare (`[US, CA]`) unless they could be misread (or hold line breaks, tabs, invisible characters), then quoted. */
 function renderListItem(value: Scalar): string {
   if (typeof value !== 'string') return String(value);
-  const misleading = value === '' || value.trim() !== value || /[,[\]"]/.test(value) || /^(true|false|null|-?\d)/.test(value);
-  return misleading ? JSON.stringify(value) : value;
+  const misleading =
+    value === '' ||
+    value.trim() !== value ||
+    /[,[\]"]/.test(value) ||
+    /^(true|false|null|-?\d)/.test(value) ||
+    /[\p{Cc}\p{Cf}\u2028\u2029]/u.test(value);
+  return shorten(misleading ? JSON.stringify(value) : value);
 }
 
 export function renderValue(value: ConditionValue): string {
@@ -39,8 +53,7 @@ export function renderActual(value: unknown): string {
     // Cycles and bigints cannot be JSON: name the kind of value instead.
     text = Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
   }
-  if (text.length > MAX_ACTUAL_LENGTH) text = `${text.slice(0, MAX_ACTUAL_LENGTH - 3)}...`;
-  return `actual: ${text}`;
+  return `actual: ${shorten(text)}`;
 }
 
 /** A node inside another one: composites get parentheses so the rendering reads unambiguously. */

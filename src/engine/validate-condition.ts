@@ -270,7 +270,9 @@ function issueMessage(issue: z.core.$ZodIssue, input: unknown): string {
     return 'value must be a string, a finite number, a boolean, null, or a list of those';
   }
   if (issue.code === 'invalid_value' && last === 'op') return `unknown operator ${show(received)}: expected one of ${OPERATORS.join(', ')}`;
-  if (issue.code === 'too_big' && issue.origin === 'string' && last === 'value') {
+  // A list item's path ends in its index: value[3].
+  const inValue = last === 'value' || (typeof last === 'number' && issue.path[issue.path.length - 2] === 'value');
+  if (issue.code === 'too_big' && issue.origin === 'string' && inValue) {
     return `value is too large: strings hold at most ${DSL_LIMITS.maxStringLength} characters`;
   }
   return issue.message;

@@ -68,7 +68,8 @@ export const simulatedRuleSchema = z.strictObject({
   name: ruleFieldSchemas.name,
   condition_dsl: conditionDslField,
   action: ruleFieldSchemas.action,
-  priority: z.number().int().optional(),
+  // The bounds a stored rule has: a preview of a rule that could never be stored would mislead.
+  priority: ruleFieldSchemas.priority.optional(),
   domain: ruleFieldSchemas.domain.optional(),
 });
 

@@ -74,6 +74,8 @@ describe.each(STORE_KINDS)('bad input over HTTP (%s)', (kind) => {
     ['bulk with one bad fact', '/api/v1/evaluate/bulk', { facts: [{}, 3] }],
     ['simulate with an unknown rule field', '/api/v1/simulate', { rules: [{ ...ruleDraft('x'), salience: 1 }], facts: {} }],
     ['simulate with an empty rule list', '/api/v1/simulate', { rules: [], facts: {} }],
+    // A rule that could never be stored is not previewed either.
+    ['simulate with a priority beyond 32 bits', '/api/v1/simulate', { rules: [ruleDraft('x', { priority: 3_000_000_000 })], facts: {} }],
     ['validate with an unknown field', '/api/v1/validate', { condition_dsl: gt('a', 1), strict: true }],
     ['a rule with an unknown field', '/api/v1/rules', { ...ruleDraft('x'), salience: 1 }],
     ['a rule without an action', '/api/v1/rules', { name: 'x', condition_dsl: gt('a', 1) }],

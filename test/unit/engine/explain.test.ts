@@ -149,4 +149,40 @@ describe('explain', () => {
     expect(engine.explain(3, { a: 1 })?.matched).toBe(true);
     expect(engine.explain(4, { a: 1 })).toBeUndefined();
   });
+
+  it('never cuts a value between the halves of a character, nor prints line breaks or tabs of a list bare', () => {
+    const text = `${'a'.repeat(75)}\u{1F600} thanks`;
+    const failing = explain(leaf('note', '==', 'ok'), { note: text }).failing_conditions[0] as string;
+    expect(failing).toBe(`note == "ok" (actual: "${'a'.repeat(75)}...)`);
+    expect(failing).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+    expect(explain(leaf('code', 'in', ['A\nB', 'C\tD']), { code: 'A' }).failing_conditions).toEqual([
+      'code in ["A\\nB", "C\\tD"] (actual: "A")',
+    ]);
+  });
+
+  it('cuts long values written in the rule too, so the sentence stays one sentence', () => {
+    const long = 'z'.repeat(10_000);
+    const explanation = explain(
+      {
+        type: 'and',
+        children: [
+          leaf('s', '==', long),
+          leaf(
+            't',
+            'in',
+            Array.from({ length: 10 }, (_, i) => `${i}${long.slice(1)}`),
+          ),
+        ],
+      } as ConditionNode,
+      {},
+    );
+    expect(explanation.explanation.length).toBeLessThan(2_000);
+    expect(explanation.failing_conditions[0]).toBe(`s == "${'z'.repeat(76)}... (missing)`);
+  });
+
+  it('says a regex was not applied to text longer than the limit, instead of showing text that seems to match', () => {
+    const explanation = explain(leaf('s', 'regex', '^a'), { s: 'a'.repeat(10_001) });
+    expect(explanation.matched).toBe(false);
+    expect(explanation.failing_conditions).toEqual(['s regex "^a" (longer than 10000 characters: regex not applied)']);
+  });
 });

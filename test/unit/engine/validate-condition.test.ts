@@ -104,6 +104,10 @@ describe('validateCondition reports', () => {
     expect(validateCondition(leaf('a', '==', 's'.repeat(DSL_LIMITS.maxStringLength + 1))).errors).toEqual([
       { path: 'root.value', message: expect.stringContaining('too large') },
     ]);
+    // The same words for a string in a list, whose path ends in its index.
+    expect(validateCondition(leaf('a', 'in', ['ok', 's'.repeat(DSL_LIMITS.maxStringLength + 1)])).errors).toEqual([
+      { path: 'root.value[1]', message: `value is too large: strings hold at most ${DSL_LIMITS.maxStringLength} characters` },
+    ]);
   });
 
   it('a list longer than the limit', () => {
