@@ -103,6 +103,12 @@ export interface SessionEvaluation {
   duplicate: boolean;
 }
 
+/** How a session write is kept beyond the session. */
+export interface WriteOptions {
+  /** False: no execution record is written (KAFKA_RECORD_EXECUTIONS=false; the results topic is the record). */
+  readonly record?: boolean;
+}
+
 /** What a session evaluates: the enabled rules of one domain (a ruleset's, or a stream's). */
 interface Scope {
   readonly domain: string;
@@ -267,10 +273,10 @@ export class SessionEvaluator {
    * Adds a fact (or replaces the fact with the same id) and evaluates; SESSION_NOT_FOUND, SESSION_FULL, VALIDATION_ERROR.
    * The identical fact under an id already held is a duplicate: nothing is applied again and the original change is reported.
    */
-  async addFact(sessionId: string, factId: string, event: Facts): Promise<SessionEvaluation> {
+  async addFact(sessionId: string, factId: string, event: Facts, options: WriteOptions = {}): Promise<SessionEvaluation> {
     const started = performance.now();
     const scope = await this.#scopeOf(sessionId);
-    const outcome = await this.#add(sessionId, scope, factId, event, started);
+    const outcome = await this.#add(sessionId, scope, factId, event, started, false, options.record !== false);
     if (outcome === undefined) throw sessionNotFound(sessionId);
     return outcome;
   }
@@ -280,13 +286,19 @@ export class SessionEvaluator {
    * with the implicit TTL: the Kafka streaming mode calls this for every message. Same semantics as addFact, except
    * that a full session makes room by retracting its facts with the oldest event time instead of answering SESSION_FULL.
    */
-  async addFactToImplicitSession(key: string, domain: string, factId: string, event: Facts): Promise<SessionEvaluation> {
+  async addFactToImplicitSession(
+    key: string,
+    domain: string,
+    factId: string,
+    event: Facts,
+    options: WriteOptions = {},
+  ): Promise<SessionEvaluation> {
     const started = performance.now();
     const sessionId = streamSessionId(domain, key);
     const scope: Scope = { domain, rulesetId: null };
     for (let attempt = 0; attempt < 3; attempt += 1) {
       // Nobody can retract from a stream's session: a full one lets its oldest facts go rather than refuse the stream.
-      const outcome = await this.#add(sessionId, scope, factId, event, started, true);
+      const outcome = await this.#add(sessionId, scope, factId, event, started, true, options.record !== false);
       if (outcome !== undefined) return outcome;
       try {
         await this.#options.sessions.create({
@@ -320,7 +332,7 @@ export class SessionEvaluator {
     if (retracted === undefined) throw sessionNotFound(sessionId);
     if (!retracted.removed) throw new AppError('NOT_FOUND', `Session '${sessionId}' holds no fact '${factId}'.`);
     // A retraction is not a fact write: it stores no change under a fact id (and the store dropped the retracted fact's).
-    return this.#finish(engine, sessionId, scope, factId, {}, evaluation.of(retracted.aggregates), retracted, false, false, started);
+    return this.#finish(engine, sessionId, scope, factId, {}, evaluation.of(retracted.aggregates), retracted, false, false, started, true);
   }
 
   async #add(
@@ -329,7 +341,8 @@ export class SessionEvaluator {
     factId: string,
     event: Facts,
     started: number,
-    evictOldest = false,
+    evictOldest: boolean,
+    record: boolean,
   ): Promise<SessionEvaluation | undefined> {
     const engine = this.#options.catalog.engine;
     const accumulators = engine.accumulators(scope.domain);
@@ -361,10 +374,14 @@ export class SessionEvaluator {
       added.replaced,
       added.duplicate,
       started,
+      record,
     );
   }
 
-  /** Records the execution of a write the store applied (with the fired set its evaluation gave) and builds the answer. */
+  /**
+   * Records the execution of a write the store applied (with the fired set its evaluation gave), unless `record` is
+   * false (KAFKA_RECORD_EXECUTIONS), and builds the answer.
+   */
   #finish(
     engine: RuleEngine,
     sessionId: string,
@@ -376,20 +393,23 @@ export class SessionEvaluator {
     replaced: boolean,
     duplicate: boolean,
     started: number,
+    record: boolean,
   ): SessionEvaluation {
     const wallMs = this.#clock();
     const executionId = newExecutionId(wallMs);
-    this.#options.executions.record({
-      execution_id: executionId,
-      source: 'session',
-      domain: scope.domain,
-      facts: fact,
-      fired_rules: result.fired_rules,
-      actions: result.actions,
-      latency_ms: result.latency_ms,
-      revision: engine.revision,
-      created_at: isoTimestamp(wallMs),
-    });
+    if (record) {
+      this.#options.executions.record({
+        execution_id: executionId,
+        source: 'session',
+        domain: scope.domain,
+        facts: fact,
+        fired_rules: result.fired_rules,
+        actions: result.actions,
+        latency_ms: result.latency_ms,
+        revision: engine.revision,
+        created_at: isoTimestamp(wallMs),
+      });
+    }
     this.#options.observer?.('session', result);
     const { activated, deactivated } = written.change;
     this.#options.writes?.written(sessionId, written.factCount, activated.length > 0 || deactivated.length > 0);

@@ -165,7 +165,7 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
     const processor = new BatchProcessor({
       decoder: config.schemaRegistryUrl === undefined ? undefined : createRegistryDecoder(connectSchemaRegistry(config.schemaRegistryUrl)),
       evaluate: evaluateWith(deps.evaluator, deps.config.recordExecutions),
-      sessions: sessionRouter(deps.sessions, config.streaming),
+      sessions: sessionRouter(deps.sessions, config.streaming, config.recordExecutions),
       maxUnexpectedAttempts: tuning.maxUnexpectedAttempts,
       ...maxResultBytes,
     });

@@ -2,13 +2,19 @@
 import { createHash } from 'node:crypto';
 import type { FactMessage, SourcePosition } from '../contracts/kafka-messages.ts';
 import { AppError } from '../errors.ts';
-import type { SessionEvaluation } from '../evaluation/session-evaluator.ts';
+import type { SessionEvaluation, WriteOptions } from '../evaluation/session-evaluator.ts';
 import { streamSessionId } from '../evaluation/session-evaluator.ts';
 
 /** The session use case shared with /api/v1/sessions (src/evaluation/session-evaluator.ts). */
 export interface KafkaSessions {
-  addFact(sessionId: string, factId: string, event: Record<string, unknown>): Promise<SessionEvaluation>;
-  addFactToImplicitSession(key: string, domain: string, factId: string, event: Record<string, unknown>): Promise<SessionEvaluation>;
+  addFact(sessionId: string, factId: string, event: Record<string, unknown>, options: WriteOptions): Promise<SessionEvaluation>;
+  addFactToImplicitSession(
+    key: string,
+    domain: string,
+    factId: string,
+    event: Record<string, unknown>,
+    options: WriteOptions,
+  ): Promise<SessionEvaluation>;
 }
 
 /** What the router knows of the input message besides its decoded value. */
@@ -52,7 +58,9 @@ export function keyText(key: Buffer): string {
   return Buffer.from(text, 'utf8').equals(key) && !text.startsWith(BINARY) ? text : `${BINARY}${key.toString('base64url')}`;
 }
 
-export function sessionRouter(sessions: KafkaSessions | undefined, streaming: boolean): SessionRouter {
+/** `recordExecutions`: KAFKA_RECORD_EXECUTIONS, for session writes as for stateless ones. */
+export function sessionRouter(sessions: KafkaSessions | undefined, streaming: boolean, recordExecutions = true): SessionRouter {
+  const options: WriteOptions = { record: recordExecutions };
   return (message, { key, source }) => {
     const sessionId = message.session_id ?? undefined;
     if (sessionId === undefined && !streaming) return undefined;
@@ -64,7 +72,7 @@ export function sessionRouter(sessions: KafkaSessions | undefined, streaming: bo
       if (message.domain !== undefined && message.domain !== null) {
         throw new AppError('VALIDATION_ERROR', "domain must be absent when session_id is given: a session evaluates its ruleset's domain");
       }
-      return { lane: sessionId, run: () => sessions.addFact(sessionId, factId, message.facts), publishes: () => true };
+      return { lane: sessionId, run: () => sessions.addFact(sessionId, factId, message.facts, options), publishes: () => true };
     }
     if (key === null || key.length === 0) {
       throw new AppError('VALIDATION_ERROR', 'streaming mode needs a message key: each key is a session');
@@ -76,7 +84,7 @@ export function sessionRouter(sessions: KafkaSessions | undefined, streaming: bo
     const text = keyText(key);
     return {
       lane: streamSessionId(domain, text),
-      run: () => sessions.addFactToImplicitSession(text, domain, factId, message.facts),
+      run: () => sessions.addFactToImplicitSession(text, domain, factId, message.facts, options),
       publishes: (evaluation) => evaluation.activated.length > 0 || evaluation.deactivated.length > 0,
     };
   };

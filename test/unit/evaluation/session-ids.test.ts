@@ -55,3 +55,27 @@ describe('session ids no session can have', () => {
     }
   });
 });
+
+describe('session writes and execution records', () => {
+  it('records each write unless told not to (KAFKA_RECORD_EXECUTIONS=false)', async () => {
+    const catalog = await RuleCatalog.open({ rules: { snapshot: async () => ({ revision: 1, rules: [] }) } });
+    const sessions = new MemorySessionStore();
+    const recorded: string[] = [];
+    const evaluator = new SessionEvaluator({
+      catalog,
+      rulesets: { get: async () => undefined },
+      sessions,
+      executions: { record: (execution) => void recorded.push(execution.execution_id) },
+      maxFacts: 10,
+    });
+    try {
+      const first = await evaluator.addFactToImplicitSession('k', 'auth', 'f-1', {});
+      await evaluator.addFactToImplicitSession('k', 'auth', 'f-2', {}, { record: false });
+      await evaluator.addFact('stream:auth:k', 'f-3', {}, { record: false });
+      const last = await evaluator.addFact('stream:auth:k', 'f-4', {});
+      expect(recorded).toEqual([first.execution_id, last.execution_id]);
+    } finally {
+      await sessions.close();
+    }
+  });
+});

@@ -92,8 +92,8 @@ describe('sessionRouter', () => {
     await named.run();
     await unnamed.run();
     expect(calls).toEqual([
-      ['addFact', 'rs-1-x', 'f-1', facts],
-      ['addFact', 'rs-1-x', 'kafka:rules.facts:2:41', facts],
+      ['addFact', 'rs-1-x', 'f-1', facts, { record: true }],
+      ['addFact', 'rs-1-x', 'kafka:rules.facts:2:41', facts, { record: true }],
     ]);
     expect(named.publishes(evaluation())).toBe(true);
   });
@@ -110,13 +110,20 @@ describe('sessionRouter', () => {
     const work = sessionRouter(sessions, true)({ facts, domain: 'auth' }, { key: Buffer.from('user-1'), source })!;
     expect(work.lane).toBe('stream:auth:user-1');
     await work.run();
-    expect(calls).toEqual([['implicit', 'user-1', 'auth', 'kafka:rules.facts:2:41', facts]]);
+    expect(calls).toEqual([['implicit', 'user-1', 'auth', 'kafka:rules.facts:2:41', facts, { record: true }]]);
     expect(work.publishes(evaluation())).toBe(false);
     expect(work.publishes(evaluation({ activated: [3] }))).toBe(true);
     expect(work.publishes(evaluation({ deactivated: [3] }))).toBe(true);
     // A redelivered message carries the change its first write caused, so the change is published again, not lost.
     expect(work.publishes(evaluation({ duplicate: true, activated: [3] }))).toBe(true);
     expect(work.publishes(evaluation({ duplicate: true }))).toBe(false);
+  });
+
+  it('passes KAFKA_RECORD_EXECUTIONS=false on to session writes, so they write no execution record either', async () => {
+    const { sessions, calls } = recordingSessions();
+    await sessionRouter(sessions, true, false)({ facts, domain: 'auth' }, { key: Buffer.from('user-1'), source })!.run();
+    await sessionRouter(sessions, false, false)({ facts, session_id: 'rs-1-x' }, { key: null, source })!.run();
+    expect(calls.map((call) => call.at(-1))).toEqual([{ record: false }, { record: false }]);
   });
 
   it('in streaming mode still sends session_id facts to their own session', () => {
