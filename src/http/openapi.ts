@@ -87,7 +87,9 @@ export async function registerOpenApi(app: FastifyInstance, version: string, aut
       if (typeof converted.response === 'object' && converted.response !== null) {
         const responses: Record<string, unknown> = {};
         for (const [status, value] of Object.entries(converted.response)) {
-          responses[status] = isZod(value) ? toOpenApiSchema(value, 'output', hoisted) : value;
+          // A body-less answer (204): type null is how @fastify/swagger writes a response without content.
+          if (value instanceof z.ZodVoid) responses[status] = { type: 'null', description: value.description ?? 'No body.' };
+          else responses[status] = isZod(value) ? toOpenApiSchema(value, 'output', hoisted) : value;
         }
         converted.response = responses;
       }

@@ -718,6 +718,9 @@ describe.each(STORES)('sessions over HTTP with the $name store', ({ open }) => {
     expect(Object.keys(document.components.schemas.SessionExplanation.properties)).toEqual(
       expect.arrayContaining(['matched', 'failing_conditions', 'explanation', 'session_id', 'fact_id', 'aggregates_as_of']),
     );
+    // A 204 has no body: no content is declared, so generated clients do not try to parse one.
+    expect(document.paths['/api/v1/sessions/{id}'].delete.responses['204']).toEqual({ description: 'Deleted; no body.' });
+    expect(document.paths['/api/v1/rules/{id}'].delete.responses['204']).toEqual({ description: 'Deleted; no body.' });
   });
 
   it('serves 200 concurrent adds to one session with an exact count and an exact sum', async () => {
