@@ -122,6 +122,20 @@ const PLAIN_PART = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,79}$/;
 const MAX_CACHED_RULESETS = 10_000;
 
 /**
+ * How far past this instance's clock an event time may be. A later one (a clock far ahead, a timestamp in micro- or
+ * nanoseconds) would count in every window for as long as the session lives, since windows end at the latest time seen.
+ */
+export const MAX_FUTURE_EVENT_MS = 3_600_000;
+
+function futureEvent(field: string, eventTimeMs: number, now: number): AppError {
+  const ahead = Math.round((eventTimeMs - now) / 1_000);
+  return new AppError(
+    'VALIDATION_ERROR',
+    `event.${field} is ${ahead} s ahead of the service's clock; at most ${MAX_FUTURE_EVENT_MS / 1_000} s ahead is accepted (epoch milliseconds are expected, not micro- or nanoseconds).`,
+  );
+}
+
+/**
  * One part of a stream session id, kept within the store's id alphabet and free of `:`: the text itself when it is
  * plain, else `.` + base64url of it, else (too long) `..` + its SHA-256, which cannot be decoded back.
  */
@@ -349,6 +363,7 @@ export class SessionEvaluator {
     const now = this.#clock();
     const evaluation = new LatestEvaluation(engine, scope.domain, event);
     const eventTimeMs = eventTimeOf(event, this.#timestampField);
+    if (eventTimeMs !== undefined && eventTimeMs > now + MAX_FUTURE_EVENT_MS) throw futureEvent(this.#timestampField, eventTimeMs, now);
     const added = await this.#options.sessions.addFact(sessionId, {
       factId,
       fact: event,

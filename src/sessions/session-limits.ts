@@ -8,6 +8,7 @@ export const MAX_TTL_SECONDS = 7 * 24 * 3600;
 
 // No braces: ids go inside a Redis Cluster hash tag.
 const ID_PATTERN = /^[A-Za-z0-9._:-]{1,200}$/;
+const ONLY_DOTS = /^\.+$/;
 const FUNCTIONS = new Set(['count', 'sum', 'avg', 'min', 'max']);
 
 /** A write refreshes a session's TTL only once its expiry is more than this behind now + ttl (write-session.lua agrees). */
@@ -19,6 +20,9 @@ export function checkId(kind: string, id: string): void {
   if (!ID_PATTERN.test(id)) {
     throw new AppError('VALIDATION_ERROR', `${kind} must be 1-200 characters of letters, digits, '.', '_', ':' or '-'.`);
   }
+  // URLs drop '.' and '..' path segments (encoded or not): such an id could never be named in a request path.
+  if (ONLY_DOTS.test(id))
+    throw new AppError('VALIDATION_ERROR', `${kind} must not be made of dots only ('.' and '..' cannot be sent in a URL path).`);
 }
 
 export function checkTtl(ttlSeconds: number): void {

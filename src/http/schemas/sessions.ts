@@ -9,7 +9,11 @@ const STORE_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 const factIdField = z
   .string()
   .regex(STORE_ID, "fact_id must be 1-200 characters of letters, digits, '.', '_', ':' or '-'")
-  .describe("Id of the fact within the session: 1-200 letters, digits, '.', '_', ':' or '-'. Re-using one replaces its fact.");
+  // URLs drop '.' and '..' path segments: such a fact could never be retracted.
+  .refine((id) => !/^\.+$/.test(id), "fact_id must not be made of dots only ('.' and '..' cannot be sent in a URL path)")
+  .describe(
+    "Id of the fact within the session: 1-200 letters, digits, '.', '_', ':' or '-', not dots only. Re-using one replaces its fact.",
+  );
 
 export const createSessionBody = z
   .strictObject({

@@ -645,6 +645,11 @@ describe.each(STORES)('sessions over HTTP with the $name store', ({ open }) => {
       [{ fact_id: '', event: {} }, 'fact_id'],
       [{ fact_id: 'f', event: {}, extra: 1 }, 'extra'],
       [{ fact_id: 'f', event: { timestamp: 'yesterday' } }, 'event.timestamp must be an ISO 8601 timestamp'],
+      [{ fact_id: '..', event: {} }, 'dots only'],
+      [{ fact_id: '.', event: {} }, 'dots only'],
+      // Microseconds: year 57,000 would count in every window for as long as the session lives.
+      [{ fact_id: 'f', event: { timestamp: Date.now() * 1_000 } }, 'ahead of the service'],
+      [{ fact_id: 'f', event: { timestamp: new Date(Date.now() + 2 * 3_600_000).toISOString() } }, 'ahead of the service'],
     ];
     for (const [body, mentioned] of badAdds) {
       const response = await json(t.app, 'POST', `/api/v1/sessions/${id}/facts`, body);

@@ -14,7 +14,7 @@ function codeOf(run: () => unknown): string | undefined {
 describe('session input checks', () => {
   it('accepts ids usable inside a hash tag and refuses the rest', () => {
     expect(codeOf(() => checkId('session id', 'user-42:login.v1_a'))).toBeUndefined();
-    for (const bad of ['', 'a{b', 'a}b', 'with space', 'ü', 'x'.repeat(201)]) {
+    for (const bad of ['', 'a{b', 'a}b', 'with space', 'ü', 'x'.repeat(201), '.', '..', '...']) {
       expect(
         codeOf(() => checkId('session id', bad)),
         bad,
