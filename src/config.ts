@@ -210,10 +210,20 @@ const url = (protocols: RegExp) =>
       .refine((value) => !URL.canParse(value) || hasHost(new URL(value)), 'must name a host, e.g. redis://cache:6379'),
   );
 
-/** A host in the URL, or (PostgreSQL) a `host=` parameter naming a socket directory, as in postgresql:///db?host=/run/pg. */
+/** A host in the URL; PostgreSQL URLs are checked in loadConfig, where PGHOST can stand in for one. */
 function hasHost(parsed: URL): boolean {
-  if (parsed.hostname !== '') return true;
-  return /^postgres(ql)?:$/.test(parsed.protocol) && (parsed.searchParams.get('host') ?? '') !== '';
+  return parsed.hostname !== '' || /^postgres(ql)?:$/.test(parsed.protocol);
+}
+
+/**
+ * A PostgreSQL URL names its server by host, by a `host=` parameter (a socket directory: postgresql:///db?host=/run/pg)
+ * or, with neither, through PGHOST as libpq and pg read it; without any of them pg would try localhost unasked.
+ */
+function databaseHostProblem(databaseUrl: string | undefined, pgHost: string | undefined): string | undefined {
+  if (databaseUrl === undefined) return undefined;
+  const parsed = new URL(databaseUrl);
+  if (parsed.hostname !== '' || (parsed.searchParams.get('host') ?? '') !== '' || (pgHost ?? '').trim() !== '') return undefined;
+  return 'DATABASE_URL: must name a host, e.g. postgres://db:5432/rules (or a socket directory with ?host=, or set PGHOST)';
 }
 
 const envSchema = z.object({
@@ -321,8 +331,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const e = parsed.data;
-  const clash = topicClash(e);
-  if (clash !== undefined) throw new ConfigError(`Invalid configuration:\n  ${clash}`);
+  const problems = [topicClash(e), databaseHostProblem(e.DATABASE_URL, env.PGHOST)].filter((problem) => problem !== undefined);
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   return deepFreeze({
     http: {
       port: e.PORT,

@@ -58,6 +58,11 @@ async function main(): Promise<void> {
     started = true;
   } catch (error) {
     if (error instanceof StopRequested) return stop(lifecycle, logger);
+    // A stop was asked for: a step that failed meanwhile (its dependency away) ends start-up as the stop would.
+    if (lifecycle.stopSignal !== undefined) {
+      logger.warn({ err: error }, 'a start-up step failed after the stop was requested; stopping');
+      return stop(lifecycle, logger);
+    }
     process.stderr.write(`start-up failed: ${describeFailure(error)}\n`);
     // What was opened is closed (the data directory unlocked, pending writes kept), within the same bound as a stop.
     setTimeout(

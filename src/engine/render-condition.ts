@@ -10,13 +10,16 @@ import {
 const MAX_LIST_ITEMS = 10;
 const MAX_ACTUAL_LENGTH = 80;
 
-/** Cut to `max` characters with `...`, never between the two halves of a surrogate pair (a half is not text). */
+/** Cut to at most `max` characters with `...`, never between the two halves of a surrogate pair (a half is not text). */
 function shorten(text: string, max = MAX_ACTUAL_LENGTH): string {
   if (text.length <= max) return text;
   let end = max - 3;
   const last = text.charCodeAt(end - 1);
   if (last >= 0xd800 && last <= 0xdbff) end -= 1;
-  return `${text.slice(0, end)}...`;
+  // Nor inside a JSON escape: a cut `\u00` or lone `\` would read as something else.
+  let cut = text.slice(0, end).replace(/\\u[0-9a-fA-F]{0,3}$/, '');
+  if ((/\\+$/.exec(cut)?.[0].length ?? 0) % 2 === 1) cut = cut.slice(0, -1);
+  return `${cut}...`;
 }
 
 function renderScalar(value: Scalar): string {

@@ -119,6 +119,8 @@ const RULESET_SESSION = /^rs-(\d{1,10})-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 const STREAM_SESSION = /^stream:([^:]+):([^:]+)$/;
 const STORE_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 const PLAIN_PART = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,79}$/;
+/** An id part idPart hashed: `..` and a SHA-256 in base64url. */
+const HASHED_PART = /^\.\.[A-Za-z0-9_-]{43}$/;
 const MAX_CACHED_RULESETS = 10_000;
 
 /**
@@ -473,7 +475,7 @@ export class SessionEvaluator {
     const domain = stream === null ? undefined : decodePart(stream[1]!);
     // A domain part no stream could have written (it does not encode back to itself) names no session.
     if (domain !== undefined && domain.trim() !== '' && idPart(domain) === stream?.[1]) return { domain, rulesetId: null };
-    if (stream?.[1]?.startsWith('..') === true) {
+    if (HASHED_PART.test(stream?.[1] ?? '')) {
       throw new AppError('VALIDATION_ERROR', `Session '${sessionId}' belongs to a stream whose domain name is too long to serve here.`);
     }
     throw sessionNotFound(sessionId);

@@ -1,4 +1,5 @@
 // Avro values read along their writer schema into the JSON a producer would have sent: rules see the same facts either way.
+import { toPlainJson } from './fact-codec.ts';
 
 /** The parts of an avsc Type this module reads (the registry client hands back avsc types for Avro schemas). */
 export interface AvroType {
@@ -61,8 +62,8 @@ export function avroToJson(type: AvroType, value: unknown): unknown {
       return Number.isFinite(number) ? number : null;
     }
     default:
-      // boolean, string, enum (its symbol) are JSON already.
-      return value;
+      // Logical types (when a client registers them: Dates, decimals) as JSON writes them; boolean, string, enum are JSON.
+      return type.typeName.startsWith('logical:') ? toPlainJson(value) : value;
   }
 }
 

@@ -111,8 +111,7 @@ export class WorkingMemory {
     const evicted: string[] = [];
     if (old === undefined && this.facts.size >= maxFacts) {
       if (options.evictOldest !== true) return { kind: 'full' };
-      while (this.facts.size >= maxFacts) {
-        const oldest = this.#oldestFactId() as string;
+      for (const oldest of this.#oldestFactIds(this.facts.size - maxFacts + 1)) {
         this.#removeMembers(oldest);
         this.facts.delete(oldest);
         this.version += 1;
@@ -134,17 +133,25 @@ export class WorkingMemory {
     return { kind: 'added', old, stored: fact, evicted };
   }
 
-  /** The fact with the oldest event time (the first held of those tied): a scan, made only when a full session must make room. */
-  #oldestFactId(): string | undefined {
-    let oldestId: string | undefined;
-    let oldestTime = Number.POSITIVE_INFINITY;
-    for (const [id, fact] of this.facts) {
-      if (oldestId === undefined || fact.eventTimeMs < oldestTime) {
-        oldestId = id;
-        oldestTime = fact.eventTimeMs;
+  /**
+   * The `count` facts with the oldest event times (the first held of those tied), made only when a full session must
+   * make room: one scan for the usual one, one sort when a lowered limit leaves many to go.
+   */
+  #oldestFactIds(count: number): string[] {
+    if (count === 1) {
+      let oldestId: string | undefined;
+      let oldestTime = Number.POSITIVE_INFINITY;
+      for (const [id, fact] of this.facts) {
+        if (oldestId === undefined || fact.eventTimeMs < oldestTime) {
+          oldestId = id;
+          oldestTime = fact.eventTimeMs;
+        }
       }
+      return oldestId === undefined ? [] : [oldestId];
     }
-    return oldestId;
+    // Array.prototype.sort is stable: ties keep the order the facts are held in.
+    const byTime = [...this.facts].sort(([, a], [, b]) => a.eventTimeMs - b.eventTimeMs);
+    return byTime.slice(0, count).map(([id]) => id);
   }
 
   /** Removes a fact and its contributions; undefined (nothing changed but time) when the session holds no such fact. */

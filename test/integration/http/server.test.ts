@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { request } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countStoredExecutions } from '../../../src/store/execution-batches.ts';
@@ -238,6 +239,31 @@ describe('a stop signal while the service is still starting', () => {
       await store.close();
     } finally {
       await dataDir.remove();
+    }
+  });
+
+  it('exits 0 as asked when the step in progress then fails (a database that never answers)', { timeout: 60_000 }, async () => {
+    // Accepts connections and never answers, as a database behind a dropped route would.
+    const silent = createServer(() => undefined);
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const child = spawn(process.execPath, [MAIN], {
+        env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `postgres://rules@127.0.0.1:${port}/rules` },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const logs: string[] = [];
+      const exit = once(child, 'exit');
+      child.stdout.once('data', () => child.kill('SIGTERM'));
+      child.stdout.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')));
+      child.stderr.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')));
+      const [code] = await exit;
+      expect(code, logs.join('')).toBe(0);
+      expect(logs.join('')).not.toContain('start-up failed');
+      expect(logs.join('')).toContain('a start-up step failed after the stop was requested; stopping');
+    } finally {
+      silent.close();
     }
   });
 });

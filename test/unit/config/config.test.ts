@@ -184,9 +184,10 @@ describe('loadConfig', () => {
     expect(configError(env)).toContain(expected);
   });
 
-  it('accepts a PostgreSQL URL naming a socket directory instead of a host', () => {
+  it('accepts a PostgreSQL URL naming a socket directory instead of a host, or leaving the host to PGHOST', () => {
     const url = 'postgresql:///rules?host=/var/run/postgresql';
     expect(loadConfig({ DATABASE_URL: url }).storage.databaseUrl).toBe(url);
+    expect(loadConfig({ DATABASE_URL: 'postgres:///rules', PGHOST: '/run/postgresql' }).storage.databaseUrl).toBe('postgres:///rules');
   });
 
   it('names every bad variable at once', () => {

@@ -160,6 +160,15 @@ describe('explain', () => {
     ]);
   });
 
+  it('never cuts a value inside a JSON escape', () => {
+    for (let pad = 70; pad <= 78; pad += 1) {
+      const failing = explain(leaf('note', '==', 'ok'), { note: `${'a'.repeat(pad)}\u0001\\tail` }).failing_conditions[0] as string;
+      const shown = /\(actual: (.*)\.\.\.\)$/.exec(failing)?.[1] ?? '';
+      // What is shown parses as the start of a JSON string: no half escape at its end.
+      expect(() => JSON.parse(`${shown}"`), `${pad}: ${shown}`).not.toThrow();
+    }
+  });
+
   it('cuts long values written in the rule too, so the sentence stays one sentence', () => {
     const long = 'z'.repeat(10_000);
     const explanation = explain(

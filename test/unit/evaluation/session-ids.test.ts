@@ -42,7 +42,14 @@ describe('session ids no session can have', () => {
     });
     try {
       // Outside the store's alphabet; a domain part that is not what any stream writes ('.!!' decodes to other text).
-      for (const id of ['stream:{x}:y', 'stream:.!!:y', `stream:auth:${'k'.repeat(300)}`, 'stream:.YXV0aA==:y']) {
+      for (const id of [
+        'stream:{x}:y',
+        'stream:.!!:y',
+        `stream:auth:${'k'.repeat(300)}`,
+        'stream:.YXV0aA==:y',
+        'stream:..:y',
+        'stream:..x:y',
+      ]) {
         await expect(evaluator.addFact(id, 'f-1', {}), id).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
       }
       // A hashed domain part cannot be read back: that session cannot be served here, and says so.

@@ -4,6 +4,7 @@ import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError, isRetryable } from '../../../src/errors.ts';
 import { decideFailure } from '../../../src/kafka/failure-policy.ts';
+import { avroToJson } from '../../../src/kafka/registry-avro.ts';
 import { classifyRegistryError, connectSchemaRegistry, createRegistryDecoder } from '../../../src/kafka/schema-registry-decoder.ts';
 
 const httpError = (status: number, message: string) => Object.assign(new Error(message), { status });
@@ -240,5 +241,12 @@ describe('decoding through a registry', () => {
     expect(error).not.toBeInstanceOf(AppError);
     expect(error?.message).toMatch(/^schema id 50 cannot be used to decode: /);
     expect(decideFailure(error, 3, 3)).toMatchObject({ kind: 'dead-letter', code: 'INTERNAL_ERROR' });
+  });
+});
+
+describe('avroToJson', () => {
+  it('writes values of logical types a client registered (Dates) as JSON does', () => {
+    const type = { typeName: 'logical:timestamp-millis', isValid: () => true, fromBuffer: () => undefined };
+    expect(avroToJson(type, new Date(Date.UTC(2026, 0, 2)))).toBe('2026-01-02T00:00:00.000Z');
   });
 });

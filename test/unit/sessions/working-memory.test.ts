@@ -200,6 +200,24 @@ describe('WorkingMemory', () => {
     expect(memory.add('e', fact(32, 400), specs, 0, 2, { evictOldest: true })).toMatchObject({ evicted: [] });
   });
 
+  it('makes room for one fact under a lowered limit in one sort, oldest first, ties in the order held', () => {
+    const memory = new WorkingMemory();
+    const specs: AccumulatorSpec[] = [{ id: 's', fn: 'sum' }];
+    for (let i = 0; i < 20_000; i += 1) {
+      memory.add(`f-${i}`, { json: String(i), eventTimeMs: 20_000 - Math.floor(i / 2), contributions: [['s', 1]] }, specs, 0, 100_000);
+    }
+    const started = performance.now();
+    const outcome = memory.add('new', { json: 'n', eventTimeMs: 0, contributions: [['s', 1]] }, specs, 0, 1_000, { evictOldest: true });
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(outcome).toMatchObject({ kind: 'added' });
+    const evicted = outcome.kind === 'added' ? outcome.evicted : [];
+    expect(evicted).toHaveLength(19_001);
+    // Event times fall two facts at a time: the last held are the oldest, and of each tied pair the first held goes first.
+    expect(evicted.slice(0, 4)).toEqual(['f-19998', 'f-19999', 'f-19996', 'f-19997']);
+    expect(memory.facts.size).toBe(1_000);
+    expect(memory.aggregates(specs)).toEqual({ s: 1_000 });
+  });
+
   it('moves time on for every write, the refused and the empty ones too, as write-session.lua stores it', () => {
     const memory = new WorkingMemory();
     const specs: AccumulatorSpec[] = [{ id: 'w', fn: 'count', windowMs: 10 }];
