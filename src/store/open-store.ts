@@ -114,6 +114,14 @@ export async function openStore(options: OpenStoreOptions): Promise<SqlStore> {
 const CONNECT_TIMEOUT_MS = 10_000;
 /** How long a PostgreSQL query may go unanswered by default before it fails as unavailable (the service's queries are short). */
 const QUERY_TIMEOUT_MS = 10_000;
+/**
+ * Server-side bounds, so one instance that stalls (a pause, a frozen VM) cannot stop every other instance's writes: a
+ * lock is waited for at most this long (the store revision row serializes all rule changes), and a session idle inside a
+ * transaction for longer is ended by the server, which releases its locks. The client's own time-out only stops waiting:
+ * the query went on queueing on the server.
+ */
+const LOCK_TIMEOUT_MS = 5_000;
+const IDLE_IN_TRANSACTION_MS = 15_000;
 
 async function migrateWithoutTimeout(connectionString: string, onError: (error: unknown) => void): Promise<void> {
   const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: openPool(connectionString, 1, onError, undefined) }) });
@@ -143,7 +151,14 @@ function openPool(connectionString: string, max: number, onError: (error: unknow
     connectionString,
     max,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    ...(queryTimeoutMs === undefined ? {} : { query_timeout: queryTimeoutMs }),
+    ...(queryTimeoutMs === undefined
+      ? {}
+      : {
+          query_timeout: queryTimeoutMs,
+          statement_timeout: queryTimeoutMs,
+          lock_timeout: Math.min(LOCK_TIMEOUT_MS, queryTimeoutMs),
+          idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+        }),
   });
   // An idle client losing its connection emits 'error'; unhandled, it would crash the process.
   pool.on('error', onError);
@@ -164,6 +179,8 @@ function droppingStuckClients(pool: pg.Pool): PostgresPool {
       return {
         processID: (client as { processID?: number }).processID,
         query: (async (text: string, parameters: readonly unknown[]) => {
+          // The connection still waits for the timed-out answer: a ROLLBACK sent now would wait (and time out) too.
+          if (stuck) throw new Error('query read timeout: the connection is dropped after an earlier query timed out');
           try {
             return await client.query(text, parameters as unknown[]);
           } catch (error) {

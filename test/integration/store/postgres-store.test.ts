@@ -128,6 +128,40 @@ describe('opening the store on PostgreSQL', () => {
     }
   });
 
+  it('gives up on a lock another instance holds, on the server too: nothing is left queued behind it', { timeout: 30_000 }, async () => {
+    const database = await createTestDatabase();
+    const store = await openStore({ databaseUrl: database.url, dataDir: '', queryTimeoutMs: 2_000 });
+    // Another instance, stalled in the middle of a rule change: it holds the revision row every change locks.
+    const stalled = new pg.Client({ connectionString: database.url });
+    await stalled.connect();
+    const waiting = new pg.Client({ connectionString: database.url });
+    await waiting.connect();
+    try {
+      await stalled.query('begin');
+      await stalled.query('update store_revision set revision = revision where id = 1');
+      const started = Date.now();
+      await expect(
+        store.rules.create({ name: 'blocked', condition_dsl: { type: 'exists', field: 'a' }, action: 'x' }, 'a'),
+      ).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+      // One wait, not a second one for the ROLLBACK on the same connection.
+      expect(Date.now() - started).toBeLessThan(4_000);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const queued = await waiting.query(
+        "select count(*)::int as n from pg_stat_activity where datname = $1 and wait_event_type = 'Lock'",
+        [database.name],
+      );
+      expect(queued.rows[0].n).toBe(0);
+      await stalled.query('rollback');
+      const { value } = await store.rules.create({ name: 'after', condition_dsl: { type: 'exists', field: 'a' }, action: 'x' }, 'a');
+      expect(value.name).toBe('after');
+    } finally {
+      await stalled.end().catch(() => undefined);
+      await waiting.end().catch(() => undefined);
+      await store.close().catch(() => undefined);
+      await database.drop();
+    }
+  });
+
   it('names the cause when the database itself is missing', async () => {
     const url = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
     url.pathname = `/missing_${randomUUID().replaceAll('-', '')}`;
