@@ -5,6 +5,7 @@ import { EngineMetrics } from './engine/index.ts';
 import { Evaluator } from './evaluation/evaluator.ts';
 import { startExecutionRetention } from './evaluation/execution-retention.ts';
 import { RuleCatalog } from './evaluation/rule-catalog.ts';
+import { watchRuleRevision } from './evaluation/rule-revision-watch.ts';
 import { ServiceMetrics } from './evaluation/service-metrics.ts';
 import { SessionEvaluator } from './evaluation/session-evaluator.ts';
 import { SessionMemoryMetrics } from './evaluation/session-metrics.ts';
@@ -18,6 +19,9 @@ import { openSessionStore } from './sessions/open-session-store.ts';
 import { RedisSessionStore } from './sessions/redis-session-store.ts';
 import { registerSessionCacheMetrics } from './sessions/session-cache-metrics.ts';
 import { openStore } from './store/index.ts';
+
+/** How often an instance on PostgreSQL checks whether another one changed the rules. */
+const RULE_REVISION_WATCH_MS = 1_000;
 
 function readConfig(): Config {
   try {
@@ -120,6 +124,21 @@ async function start(config: Config, logger: Logger, lifecycle: Lifecycle): Prom
     () => undefined,
   );
   logger.info({ revision: catalog.revision, rules: catalog.engine.size }, 'rules compiled');
+  // Instances sharing one PostgreSQL see each other's rule changes within a second, Kafka or not (PGlite has one process).
+  if (store.dialect === 'postgres') {
+    await lifecycle.open(
+      'the rule revision watch',
+      () =>
+        watchRuleRevision({
+          catalog,
+          rules: store.rules,
+          intervalMs: RULE_REVISION_WATCH_MS,
+          onError: (error) => logger.warn({ err: error }, 'the rule revision could not be read; this instance may lag behind rule changes'),
+          onRecovered: () => logger.info('the rule revision is read again'),
+        }),
+      (watch) => watch.stop(),
+    );
+  }
   const metrics = prometheus
     ? new ServiceMetrics({ ...(engineMetrics === undefined ? {} : { engineMetrics }), engine: () => catalog.engine })
     : undefined;

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countStoredExecutions } from '../../../src/store/execution-batches.ts';
 import { openStore } from '../../../src/store/index.ts';
-import { createTempDataDir } from '../../helpers/databases.ts';
+import { createTempDataDir, createTestDatabase } from '../../helpers/databases.ts';
 
 const MAIN = fileURLToPath(new URL('../../../src/main.ts', import.meta.url));
 
@@ -182,6 +182,43 @@ describe('the service as a process with Redis sessions and Prometheus metrics', 
     expect(metrics.body).toMatch(/^rules_session_cache_facts 3$/m);
     expect(metrics.body).toMatch(/^rules_session_cache_sessions 1$/m);
     expect((await send(service.port, 'DELETE', `/api/v1/sessions/${session.id}`)).status).toBe(204);
+  });
+});
+
+describe('two instances on one PostgreSQL, without Kafka', () => {
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  const services: Service[] = [];
+  const json = { 'content-type': 'application/json' };
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    // One at a time: the first runs the migrations.
+    services.push(await startService({ DATABASE_URL: database.url }));
+    services.push(await startService({ DATABASE_URL: database.url }));
+  });
+  afterAll(async () => {
+    for (const service of services) if (service.child.exitCode === null) service.child.kill('SIGKILL');
+    await database.drop();
+  });
+
+  it('evaluates with a rule created through the other instance within about a second', async () => {
+    const [a, b] = services as [Service, Service];
+    const rule = { name: 'big', condition_dsl: { type: 'condition', field: 'amount', op: '>', value: 10 }, action: 'review' };
+    const created = await send(a.port, 'POST', '/api/v1/rules', JSON.stringify(rule), json);
+    expect(created.status).toBe(201);
+    const evaluate = async () =>
+      JSON.parse((await send(b.port, 'POST', '/api/v1/evaluate', JSON.stringify({ facts: { amount: 20 } }), json)).body) as {
+        actions: string[];
+      };
+    const started = Date.now();
+    let actions: string[] = [];
+    while (Date.now() - started < 5_000) {
+      actions = (await evaluate()).actions;
+      if (actions.length > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(actions).toEqual(['review']);
+    expect(Date.now() - started).toBeLessThan(2_500);
   });
 });
 
