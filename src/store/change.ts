@@ -7,7 +7,10 @@ import type { AuditAction, AuditEntityType, Change } from './types.ts';
 
 export interface ChangeContext {
   trx: Transaction<Database>;
-  /** The change's timestamp, taken after the revision lock so audit times follow chain order. */
+  /**
+   * The change's timestamp: the database's clock, read under the revision lock and never before the last audit entry's,
+   * so audit times follow chain order whatever the instances' own clocks say.
+   */
   at: Date;
   revision: number;
 }
@@ -31,8 +34,7 @@ export async function runChange<T>(
   try {
     return await withDatabase(() =>
       db.transaction().execute(async (trx) => {
-        const revision = await bumpRevision(trx);
-        const at = new Date();
+        const { revision, at } = await bumpRevision(trx);
         const outcome = await work({ trx, at, revision });
         if (outcome === undefined) throw NOTHING_TO_CHANGE;
         await appendAudit(trx, { ...outcome.audit, at: at.toISOString(), actor });
@@ -45,14 +47,18 @@ export async function runChange<T>(
   }
 }
 
-async function bumpRevision(trx: Transaction<Database>): Promise<number> {
+async function bumpRevision(trx: Transaction<Database>): Promise<{ revision: number; at: Date }> {
   const row = await trx
     .updateTable('store_revision')
     .set({ revision: sql<number>`revision + 1` })
     .where('id', '=', 1)
-    .returning('revision')
+    // Milliseconds, as the audit hash holds them (toISOString).
+    .returning([
+      'revision',
+      sql<Date | string>`greatest(date_trunc('milliseconds', clock_timestamp()), (select at from audit_log order by id desc limit 1))`.as('at'),
+    ])
     .executeTakeFirstOrThrow();
-  return Number(row.revision);
+  return { revision: Number(row.revision), at: new Date(row.at) };
 }
 
 export async function readRevision(db: Kysely<Database>): Promise<number> {

@@ -361,6 +361,23 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
         for (const entry of items) expect(entry.hash).toMatch(/^[0-9a-f]{64}$/);
       });
 
+      it("stamps changes with the database's clock, in chain order, whatever this process's clock says", async () => {
+        const before = await store.rules.create(draft(), 'alice');
+        // This process's clock a year behind, as an instance with a wrong clock would be.
+        vi.useFakeTimers({ toFake: ['Date'], now: Date.now() - 365 * 86_400_000 });
+        let stamped: Awaited<ReturnType<typeof store.rules.create>>;
+        try {
+          stamped = await store.rules.create(draft(), 'bob');
+        } finally {
+          vi.useRealTimers();
+        }
+        expect(Date.parse(stamped.value.created_at)).toBeGreaterThanOrEqual(Date.parse(before.value.created_at));
+        expect(Math.abs(Date.parse(stamped.value.created_at) - Date.now())).toBeLessThan(60_000);
+        const { items } = await store.audit.list({ since: new Date(before.value.created_at), limit: 100 });
+        expect(items.map((entry) => entry.entity_id)).toContain(stamped.value.id);
+        expect((await store.audit.verify()).valid).toBe(true);
+      });
+
       it('audits rulesets too', async () => {
         const { value: ruleset } = await store.rulesets.create({ name: `set-${randomUUID()}`, domain: 'd' }, 'dora');
         const { items } = await store.audit.list({ entity_type: 'ruleset', entity_id: ruleset.id, limit: 5 });
