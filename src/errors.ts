@@ -31,6 +31,11 @@ export const ERROR_CODES = {
     retryable: false,
     meaning: 'The session already holds RULES_SESSION_MAX_FACTS facts; retract one before adding another.',
   },
+  PRECONDITION_FAILED: {
+    status: 412,
+    retryable: false,
+    meaning: "The request's If-Match names a version the resource is no longer at: read it again and reapply the change.",
+  },
   PAYLOAD_TOO_LARGE: { status: 413, retryable: false, meaning: 'The request body is larger than the configured limit.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, retryable: false, meaning: 'A request body was sent without Content-Type: application/json.' },
   INTERNAL_ERROR: { status: 500, retryable: false, meaning: 'Server error; no internals are disclosed.' },

@@ -2,7 +2,17 @@
 import type { ConditionNode } from '../contracts/condition-dsl.ts';
 import type { RuleEngine } from '../engine/index.ts';
 import { AppError } from '../errors.ts';
-import type { Page, RuleDraft, RuleFilter, Ruleset, RulesetDraft, RuleVersion, Store, StoredRule } from '../store/types.ts';
+import type {
+  Page,
+  RuleDraft,
+  RuleFilter,
+  Ruleset,
+  RulesetDraft,
+  RuleVersion,
+  Store,
+  StoredRule,
+  VersionCondition,
+} from '../store/types.ts';
 import { assertValidCondition } from './dsl-errors.ts';
 import type { RuleCatalog } from './rule-catalog.ts';
 
@@ -56,23 +66,23 @@ export class RuleAdmin {
     return this.#store.rules.list(filter);
   }
 
-  async replaceRule(id: number, draft: RuleDraftInput, actor: string): Promise<StoredRule> {
-    const change = await this.#store.rules.replace(id, checkedDraft(draft), actor);
+  async replaceRule(id: number, draft: RuleDraftInput, actor: string, ifVersion?: VersionCondition): Promise<StoredRule> {
+    const change = await this.#store.rules.replace(id, checkedDraft(draft), actor, ifVersion);
     if (change === undefined) throw ruleNotFound(id);
     await this.#catalog.changed({ revision: change.revision, rule_id: id, change: 'update' });
     return change.value;
   }
 
-  async updateRule(id: number, patch: Partial<RuleDraftInput>, actor: string): Promise<StoredRule> {
+  async updateRule(id: number, patch: Partial<RuleDraftInput>, actor: string, ifVersion?: VersionCondition): Promise<StoredRule> {
     if (patch.condition_dsl !== undefined) assertValidCondition(patch.condition_dsl);
-    const change = await this.#store.rules.update(id, patch as Partial<RuleDraft>, actor);
+    const change = await this.#store.rules.update(id, patch as Partial<RuleDraft>, actor, ifVersion);
     if (change === undefined) throw ruleNotFound(id);
     await this.#catalog.changed({ revision: change.revision, rule_id: id, change: 'update' });
     return change.value;
   }
 
-  async deleteRule(id: number, actor: string): Promise<void> {
-    const change = await this.#store.rules.delete(id, actor);
+  async deleteRule(id: number, actor: string, ifVersion?: VersionCondition): Promise<void> {
+    const change = await this.#store.rules.delete(id, actor, ifVersion);
     if (change === undefined) throw ruleNotFound(id);
     await this.#catalog.changed({ revision: change.revision, rule_id: id, change: 'delete' });
   }

@@ -55,7 +55,9 @@ async function bumpRevision(trx: Transaction<Database>): Promise<{ revision: num
     // Milliseconds, as the audit hash holds them (toISOString).
     .returning([
       'revision',
-      sql<Date | string>`greatest(date_trunc('milliseconds', clock_timestamp()), (select at from audit_log order by id desc limit 1))`.as('at'),
+      sql<Date | string>`greatest(date_trunc('milliseconds', clock_timestamp()), (select at from audit_log order by id desc limit 1))`.as(
+        'at',
+      ),
     ])
     .executeTakeFirstOrThrow();
   return { revision: Number(row.revision), at: new Date(row.at) };

@@ -7,16 +7,22 @@ import type { Database } from './database.ts';
 import { isUniqueViolation, withDatabase } from './database-errors.ts';
 import { isRowId, MAX_ROW_ID } from './row-id.ts';
 import { fieldsOf, patchedFields, type RuleFields, ruleColumns, toStoredRule } from './rule-rows.ts';
-import type { AuditAction, Change, RulesRepository, StoredRule } from './types.ts';
+import type { AuditAction, Change, RulesRepository, StoredRule, VersionCondition } from './types.ts';
 
 export function createRulesRepository(db: Kysely<Database>): RulesRepository {
   /** Rewrites an existing rule with the fields computed from its current state; undefined when it does not exist. */
-  async function rewrite(id: number, actor: string, next: (current: StoredRule) => RuleFields): Promise<Change<StoredRule> | undefined> {
+  async function rewrite(
+    id: number,
+    actor: string,
+    ifVersion: VersionCondition | undefined,
+    next: (current: StoredRule) => RuleFields,
+  ): Promise<Change<StoredRule> | undefined> {
     let fields: RuleFields | undefined;
     try {
       return await runChange(db, actor, async ({ trx, at }) => {
         const current = await findRule(trx, id);
         if (current === undefined) return undefined;
+        checkVersion(current, ifVersion);
         fields = next(current);
         const row = await trx
           .updateTable('rules')
@@ -91,14 +97,15 @@ export function createRulesRepository(db: Kysely<Database>): RulesRepository {
           }),
       ),
 
-    replace: (id, draft, actor) => rewrite(id, actor, () => fieldsOf(draft)),
+    replace: (id, draft, actor, ifVersion) => rewrite(id, actor, ifVersion, () => fieldsOf(draft)),
 
-    update: (id, patch, actor) => rewrite(id, actor, (current) => patchedFields(current, patch)),
+    update: (id, patch, actor, ifVersion) => rewrite(id, actor, ifVersion, (current) => patchedFields(current, patch)),
 
-    delete: (id, actor) =>
+    delete: (id, actor, ifVersion) =>
       runChange(db, actor, async ({ trx, at }) => {
         const current = await findRule(trx, id);
         if (current === undefined) return undefined;
+        checkVersion(current, ifVersion);
         await trx.deleteFrom('rules').where('id', '=', id).execute();
         // The history outlives the row: a last version records who deleted it and when.
         await addVersion(trx, { ...current, version: current.version + 1, updated_at: at.toISOString() }, 'delete', at, actor);
@@ -144,4 +151,14 @@ function ruleChange<T>(action: AuditAction, id: number, before: StoredRule | nul
 function nameConflict(error: unknown, fields: RuleFields): unknown {
   if (!isUniqueViolation(error, 'rules_domain_name_key')) return error;
   return new AppError('CONFLICT', `a rule named "${fields.name}" already exists in domain "${fields.domain}"`, { cause: error });
+}
+
+/** PRECONDITION_FAILED when the rule is not at one of the versions the caller's change was made against. */
+function checkVersion(current: StoredRule, ifVersion: VersionCondition | undefined): void {
+  if (ifVersion === undefined || ifVersion.includes(current.version)) return;
+  const named = ifVersion.length === 0 ? 'no version it holds' : `version ${ifVersion.join(' or ')}`;
+  throw new AppError(
+    'PRECONDITION_FAILED',
+    `rule ${current.id} is at version ${current.version}, and If-Match names ${named}: read it again and reapply the change`,
+  );
 }

@@ -45,6 +45,12 @@ export interface RuleFilter {
   cursor?: string;
 }
 
+/**
+ * The versions a change may apply to (HTTP If-Match): at any other version the change is refused with PRECONDITION_FAILED,
+ * checked under the revision lock, so two clients editing the same version cannot both win. Absent: any version.
+ */
+export type VersionCondition = readonly number[];
+
 /** The result of a change: the entity and the store-wide rule revision the change produced. */
 export interface Change<T> {
   value: T;
@@ -64,11 +70,11 @@ export interface RulesRepository {
   /** Every rule and the revision they make up, read in one snapshot: what the engine is compiled from. */
   snapshot(): Promise<{ revision: number; rules: StoredRule[] }>;
   /** Full replacement (PUT); undefined when the rule does not exist. */
-  replace(id: number, draft: RuleDraft, actor: string): Promise<Change<StoredRule> | undefined>;
+  replace(id: number, draft: RuleDraft, actor: string, ifVersion?: VersionCondition): Promise<Change<StoredRule> | undefined>;
   /** Partial update (PATCH) of the given fields; undefined when the rule does not exist. */
-  update(id: number, patch: Partial<RuleDraft>, actor: string): Promise<Change<StoredRule> | undefined>;
+  update(id: number, patch: Partial<RuleDraft>, actor: string, ifVersion?: VersionCondition): Promise<Change<StoredRule> | undefined>;
   /** False when the rule does not exist. */
-  delete(id: number, actor: string): Promise<Change<true> | undefined>;
+  delete(id: number, actor: string, ifVersion?: VersionCondition): Promise<Change<true> | undefined>;
   /** All versions, oldest first; undefined when the rule never existed. */
   versions(id: number): Promise<RuleVersion[] | undefined>;
   /** The store-wide revision: bumped by every change to rules or rulesets. 0 for an empty store. */

@@ -109,6 +109,34 @@ describe.each(STORE_KINDS)('rules, rulesets and audit over HTTP (%s)', (kind) =>
     expect((await json(t.app, 'GET', `/api/v1/rules/${created.id}`)).json().version).toBe(3);
   });
 
+  it('tags each rule version (ETag) and refuses a change made against another one (If-Match) with 412, changing nothing', async () => {
+    const created = await json(t.app, 'POST', '/api/v1/rules', ruleDraft(`etag-${randomUUID()}`));
+    expect(created.headers.etag).toBe('"1"');
+    const id = created.json().id as number;
+    expect((await json(t.app, 'GET', `/api/v1/rules/${id}`)).headers.etag).toBe('"1"');
+
+    // Two editors read version 1; the first one's change wins, the second one is told instead of overwriting it.
+    const first = await json(t.app, 'PATCH', `/api/v1/rules/${id}`, { priority: 5 }, { 'if-match': '"1"' });
+    expect(first.statusCode).toBe(200);
+    expect(first.headers.etag).toBe('"2"');
+    const second = await json(t.app, 'PUT', `/api/v1/rules/${id}`, ruleDraft('overwrite'), { 'if-match': '"1"' });
+    expect(second.statusCode).toBe(412);
+    expect(second.json()).toEqual({
+      detail: `rule ${id} is at version 2, and If-Match names version 1: read it again and reapply the change`,
+      error_code: 'PRECONDITION_FAILED',
+    });
+    expect((await json(t.app, 'GET', `/api/v1/rules/${id}`)).json()).toMatchObject({ version: 2, priority: 5 });
+
+    // A weak tag never matches; several tags, or *, do.
+    expect((await json(t.app, 'PATCH', `/api/v1/rules/${id}`, { priority: 6 }, { 'if-match': 'W/"2"' })).statusCode).toBe(412);
+    expect((await json(t.app, 'PATCH', `/api/v1/rules/${id}`, { priority: 6 }, { 'if-match': '"1", "2"' })).statusCode).toBe(200);
+    expect((await json(t.app, 'PATCH', `/api/v1/rules/${id}`, { priority: 7 }, { 'if-match': '*' })).headers.etag).toBe('"4"');
+    expect((await json(t.app, 'DELETE', `/api/v1/rules/${id}`, undefined, { 'if-match': '"3"' })).statusCode).toBe(412);
+    expect((await json(t.app, 'DELETE', `/api/v1/rules/${id}`, undefined, { 'if-match': '"4"' })).statusCode).toBe(204);
+    const versions = (await json(t.app, 'GET', `/api/v1/rules/${id}/versions`)).json() as { change: string }[];
+    expect(versions.map((version) => version.change)).toEqual(['create', 'update', 'update', 'update', 'delete']);
+  });
+
   it('lists every version of a rule, oldest first, also after it was deleted', async () => {
     const created = (await json(t.app, 'POST', '/api/v1/rules', ruleDraft(`v-${randomUUID()}`))).json();
     await json(t.app, 'PATCH', `/api/v1/rules/${created.id}`, { action: 'second' });

@@ -1,6 +1,7 @@
 // Rule management: create, list, read, replace, patch, delete, versions. Scope "admin".
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { ifMatchVersions, withEntityTag } from '../../entity-tags.ts';
 import { sendPage } from '../../paging.ts';
 import { idParams } from '../../schemas/common.ts';
 import { errorResponses } from '../../schemas/responses.ts';
@@ -27,7 +28,7 @@ export const ruleRoutes: FastifyPluginAsync<RouteOptions> = async (app, { servic
     },
     async (request, reply) => {
       const rule = await admin.createRule(request.body, request.principal.name);
-      return reply.code(201).header('location', `/api/v1/rules/${rule.id}`).send(rule);
+      return reply.code(201).header('location', `/api/v1/rules/${rule.id}`).send(withEntityTag(reply, rule));
     },
   );
 
@@ -49,9 +50,14 @@ export const ruleRoutes: FastifyPluginAsync<RouteOptions> = async (app, { servic
     '/rules/:id',
     {
       config,
-      schema: { tags, summary: 'One rule', params: idParams, response: { 200: storedRuleSchema, ...errorResponses(400, 401, 403, 404) } },
+      schema: {
+        tags,
+        summary: 'One rule; its ETag is its version, for If-Match on a later change',
+        params: idParams,
+        response: { 200: storedRuleSchema, ...errorResponses(400, 401, 403, 404) },
+      },
     },
-    async (request) => admin.getRule(request.params.id),
+    async (request, reply) => withEntityTag(reply, await admin.getRule(request.params.id)),
   );
 
   routes.put(
@@ -60,13 +66,14 @@ export const ruleRoutes: FastifyPluginAsync<RouteOptions> = async (app, { servic
       config,
       schema: {
         tags,
-        summary: 'Replace a rule (version + 1); omitted optional fields take their defaults',
+        summary: 'Replace a rule (version + 1); omitted optional fields take their defaults; If-Match: "<version>" guards it',
         params: idParams,
         body: ruleBody,
-        response: { 200: storedRuleSchema, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+        response: { 200: storedRuleSchema, ...errorResponses(400, 401, 403, 404, 409, 412, 413, 415) },
       },
     },
-    async (request) => admin.replaceRule(request.params.id, request.body, request.principal.name),
+    async (request, reply) =>
+      withEntityTag(reply, await admin.replaceRule(request.params.id, request.body, request.principal.name, ifMatchVersions(request))),
   );
 
   routes.patch(
@@ -75,13 +82,14 @@ export const ruleRoutes: FastifyPluginAsync<RouteOptions> = async (app, { servic
       config,
       schema: {
         tags,
-        summary: 'Change some fields of a rule (version + 1)',
+        summary: 'Change some fields of a rule (version + 1); If-Match: "<version>" guards it',
         params: idParams,
         body: rulePatchBody,
-        response: { 200: storedRuleSchema, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+        response: { 200: storedRuleSchema, ...errorResponses(400, 401, 403, 404, 409, 412, 413, 415) },
       },
     },
-    async (request) => admin.updateRule(request.params.id, request.body, request.principal.name),
+    async (request, reply) =>
+      withEntityTag(reply, await admin.updateRule(request.params.id, request.body, request.principal.name, ifMatchVersions(request))),
   );
 
   routes.delete(
@@ -90,13 +98,13 @@ export const ruleRoutes: FastifyPluginAsync<RouteOptions> = async (app, { servic
       config,
       schema: {
         tags,
-        summary: 'Delete a rule; its versions and audit entries remain',
+        summary: 'Delete a rule; its versions and audit entries remain; If-Match: "<version>" guards it',
         params: idParams,
-        response: { 204: z.void().describe('Deleted; no body.'), ...errorResponses(400, 401, 403, 404) },
+        response: { 204: z.void().describe('Deleted; no body.'), ...errorResponses(400, 401, 403, 404, 412) },
       },
     },
     async (request, reply) => {
-      await admin.deleteRule(request.params.id, request.principal.name);
+      await admin.deleteRule(request.params.id, request.principal.name, ifMatchVersions(request));
       return reply.code(204).send();
     },
   );
