@@ -23,7 +23,8 @@ export function ifMatchVersions(request: FastifyRequest): VersionCondition | und
   const tags = header.split(',').map((tag) => tag.trim());
   if (tags.includes('*')) return undefined;
   return tags.flatMap((tag) => {
-    const version = /^"(\d{1,10})"$/.exec(tag)?.[1];
+    // Strong comparison: "01" is not the tag "1".
+    const version = /^"(0|[1-9]\d{0,9})"$/.exec(tag)?.[1];
     return version === undefined ? [] : [Number(version)];
   });
 }

@@ -52,15 +52,13 @@ async function bumpRevision(trx: Transaction<Database>): Promise<{ revision: num
     .updateTable('store_revision')
     .set({ revision: sql<number>`revision + 1` })
     .where('id', '=', 1)
-    // Milliseconds, as the audit hash holds them (toISOString).
-    .returning([
-      'revision',
-      sql<Date | string>`greatest(date_trunc('milliseconds', clock_timestamp()), (select at from audit_log order by id desc limit 1))`.as(
-        'at',
-      ),
-    ])
+    .returning('revision')
     .executeTakeFirstOrThrow();
-  return { revision: Number(row.revision), at: new Date(row.at) };
+  // A statement of its own, once the lock is held: its snapshot sees the entry the previous holder committed.
+  // Milliseconds, as the audit hash holds them (toISOString).
+  const { rows } = await sql<{ at: Date | string }>`select greatest(date_trunc('milliseconds', clock_timestamp()),
+    (select at from audit_log order by id desc limit 1)) as at`.execute(trx);
+  return { revision: Number(row.revision), at: new Date((rows[0] as { at: Date | string }).at) };
 }
 
 export async function readRevision(db: Kysely<Database>): Promise<number> {

@@ -58,6 +58,7 @@ export async function openStore(options: OpenStoreOptions): Promise<SqlStore> {
     sqlDialect = new PostgresDialect({
       pool: droppingStuckClients(
         openPool(options.databaseUrl, options.poolSize ?? 10, onError, options.queryTimeoutMs ?? QUERY_TIMEOUT_MS),
+        onError,
       ),
     });
   }
@@ -118,7 +119,7 @@ const QUERY_TIMEOUT_MS = 10_000;
  * Server-side bounds, so one instance that stalls (a pause, a frozen VM) cannot stop every other instance's writes: a
  * lock is waited for at most this long (the store revision row serializes all rule changes), and a session idle inside a
  * transaction for longer is ended by the server, which releases its locks. The client's own time-out only stops waiting:
- * the query went on queueing on the server.
+ * the query went on queueing on the server. No statement_timeout: a slow retention DELETE must still finish.
  */
 const LOCK_TIMEOUT_MS = 5_000;
 const IDLE_IN_TRANSACTION_MS = 15_000;
@@ -155,7 +156,6 @@ function openPool(connectionString: string, max: number, onError: (error: unknow
       ? {}
       : {
           query_timeout: queryTimeoutMs,
-          statement_timeout: queryTimeoutMs,
           lock_timeout: Math.min(LOCK_TIMEOUT_MS, queryTimeoutMs),
           idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
         }),
@@ -167,15 +167,22 @@ function openPool(connectionString: string, max: number, onError: (error: unknow
 
 /**
  * The pool as Kysely uses it, except that a client whose query timed out is dropped when released, not reused: pg
- * stops waiting but the connection still waits for that answer, so every later query on it would time out too.
+ * stops waiting but the connection still waits for that answer, so every later query on it would time out too. A
+ * checked-out client's connection errors (the server ending a session idle in a transaction) are reported, not thrown:
+ * pg-pool listens only to idle clients, and an unheard 'error' event would end the process.
  */
-function droppingStuckClients(pool: pg.Pool): PostgresPool {
+function droppingStuckClients(pool: pg.Pool, onError: (error: unknown) => void): PostgresPool {
   return {
     options: pool.options,
     end: () => pool.end(),
     async connect(): Promise<PostgresPoolClient> {
       const client = await pool.connect();
       let stuck = false;
+      const lost = (error: Error) => {
+        stuck = true;
+        onError(error);
+      };
+      client.on('error', lost);
       return {
         processID: (client as { processID?: number }).processID,
         query: (async (text: string, parameters: readonly unknown[]) => {
@@ -188,7 +195,10 @@ function droppingStuckClients(pool: pg.Pool): PostgresPool {
             throw error;
           }
         }) as unknown as PostgresPoolClient['query'],
-        release: (destroy?: boolean) => client.release(destroy === true || stuck),
+        release: (destroy?: boolean) => {
+          client.off('error', lost);
+          client.release(destroy === true || stuck);
+        },
       };
     },
   };

@@ -127,8 +127,9 @@ describe.each(STORE_KINDS)('rules, rulesets and audit over HTTP (%s)', (kind) =>
     });
     expect((await json(t.app, 'GET', `/api/v1/rules/${id}`)).json()).toMatchObject({ version: 2, priority: 5 });
 
-    // A weak tag never matches; several tags, or *, do.
+    // A weak tag never matches, nor another spelling of the number; several tags, or *, do.
     expect((await json(t.app, 'PATCH', `/api/v1/rules/${id}`, { priority: 6 }, { 'if-match': 'W/"2"' })).statusCode).toBe(412);
+    expect((await json(t.app, 'PATCH', `/api/v1/rules/${id}`, { priority: 6 }, { 'if-match': '"02"' })).statusCode).toBe(412);
     expect((await json(t.app, 'PATCH', `/api/v1/rules/${id}`, { priority: 6 }, { 'if-match': '"1", "2"' })).statusCode).toBe(200);
     expect((await json(t.app, 'PATCH', `/api/v1/rules/${id}`, { priority: 7 }, { 'if-match': '*' })).headers.etag).toBe('"4"');
     expect((await json(t.app, 'DELETE', `/api/v1/rules/${id}`, undefined, { 'if-match': '"3"' })).statusCode).toBe(412);

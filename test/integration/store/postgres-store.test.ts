@@ -162,6 +162,63 @@ describe('opening the store on PostgreSQL', () => {
     }
   });
 
+  it('reports, and never throws, the error of a checked-out connection the server ends (idle in a transaction too long)', async () => {
+    const database = await createTestDatabase();
+    const errors: unknown[] = [];
+    const store = await openStore({ databaseUrl: database.url, dataDir: '', onError: (error) => errors.push(error) });
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    try {
+      const failed = await store.db
+        .transaction()
+        .execute(async (trx) => {
+          const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx);
+          // What the server does to a session idle in a transaction past idle_in_transaction_session_timeout.
+          await admin.query('select pg_terminate_backend($1)', [rows[0]!.pid]);
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          await sql`select 1`.execute(trx);
+        })
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(failed).toBeInstanceOf(Error);
+      expect(errors.length).toBeGreaterThan(0);
+      // The pool gave up that connection: the next query gets a fresh one.
+      expect(await store.rules.revision()).toBe(0);
+    } finally {
+      await admin.end();
+      await store.close().catch(() => undefined);
+      await database.drop();
+    }
+  });
+
+  it('dates a change waiting on the revision lock no earlier than the entry its holder committed', { timeout: 30_000 }, async () => {
+    const database = await createTestDatabase();
+    const store = await openStore({ databaseUrl: database.url, dataDir: '' });
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('update store_revision set revision = revision + 1 where id = 1');
+      // The holder's entry is dated an hour ahead, as a database clock stepped back afterwards would leave it.
+      const ahead = new Date(Date.now() + 3_600_000);
+      await holder.query(
+        "insert into audit_log (at, actor, action, entity_type, entity_id, prev_hash, hash) values ($1, 'x', 'create', 'rule', 1, 'p', 'h')",
+        [ahead],
+      );
+      const waiting = store.rules.create({ name: 'late', condition_dsl: { type: 'exists', field: 'a' }, action: 'x' }, 'a');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await holder.query('commit');
+      const { value } = await waiting;
+      expect(Date.parse(value.created_at)).toBeGreaterThanOrEqual(ahead.getTime());
+    } finally {
+      await holder.end();
+      await store.close().catch(() => undefined);
+      await database.drop();
+    }
+  });
+
   it('names the cause when the database itself is missing', async () => {
     const url = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
     url.pathname = `/missing_${randomUUID().replaceAll('-', '')}`;
