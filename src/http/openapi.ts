@@ -58,6 +58,24 @@ function isZod(value: unknown): value is z.ZodType {
   return value instanceof z.ZodType;
 }
 
+declare module 'fastify' {
+  interface FastifySchema {
+    /** Documents the ETag a route answers with (the resource's version) and, with `if-match`, the If-Match it honours. */
+    entityTag?: 'etag' | 'if-match';
+  }
+}
+
+const ETAG_HEADER = { type: 'string', description: 'The resource\'s version as a strong entity tag, e.g. "3".' };
+const IF_MATCH_HEADERS = {
+  type: 'object',
+  properties: {
+    'if-match': {
+      type: 'string',
+      description: 'Apply the change only at these versions (ETags, e.g. "3"); otherwise 412 PRECONDITION_FAILED. * matches any.',
+    },
+  },
+};
+
 export async function registerOpenApi(app: FastifyInstance, version: string, authentication: boolean): Promise<void> {
   const hoisted: Record<string, unknown> = { ConditionNode: conditionNodeComponent() };
   await app.register(swagger, {
@@ -93,6 +111,9 @@ export async function registerOpenApi(app: FastifyInstance, version: string, aut
         }
         converted.response = responses;
       }
+      const entityTag = converted.entityTag;
+      delete converted.entityTag;
+      if (entityTag !== undefined) documentEntityTags(converted, entityTag as 'etag' | 'if-match');
       if ('openapiObject' in route) {
         const target = route.openapiObject as { components?: { schemas?: Record<string, unknown> } };
         target.components ??= {};
@@ -109,4 +130,14 @@ export async function registerOpenApi(app: FastifyInstance, version: string, aut
     await docs.register(swaggerUi, { routePrefix: '/docs' });
     docs.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   });
+}
+
+/** The ETag of answers carrying the resource, and (`if-match`) the If-Match header, in the route's OpenAPI entry only. */
+function documentEntityTags(schema: Record<string, unknown>, entityTag: 'etag' | 'if-match'): void {
+  const responses = schema.response as Record<string, Record<string, unknown>> | undefined;
+  for (const status of ['200', '201']) {
+    const response = responses?.[status];
+    if (response !== undefined) response.headers = { etag: ETAG_HEADER };
+  }
+  if (entityTag === 'if-match') schema.headers = IF_MATCH_HEADERS;
 }

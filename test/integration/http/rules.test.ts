@@ -136,6 +136,18 @@ describe.each(STORE_KINDS)('rules, rulesets and audit over HTTP (%s)', (kind) =>
     expect((await json(t.app, 'DELETE', `/api/v1/rules/${id}`, undefined, { 'if-match': '"4"' })).statusCode).toBe(204);
     const versions = (await json(t.app, 'GET', `/api/v1/rules/${id}/versions`)).json() as { change: string }[];
     expect(versions.map((version) => version.change)).toEqual(['create', 'update', 'update', 'update', 'delete']);
+
+    // The OpenAPI document says so: the ETag of answers carrying a rule, the If-Match of the changes.
+    const document = (await json(t.app, 'GET', '/openapi.json')).json();
+    const one = document.paths['/api/v1/rules/{id}'];
+    expect(Object.keys(one.get.responses['200'].headers)).toEqual(['etag']);
+    expect(Object.keys(document.paths['/api/v1/rules'].post.responses['201'].headers)).toEqual(['etag']);
+    for (const method of ['put', 'patch', 'delete']) {
+      expect(one[method].parameters.filter((parameter: { in: string }) => parameter.in === 'header')).toEqual([
+        expect.objectContaining({ in: 'header', name: 'if-match', required: false }),
+      ]);
+      expect(Object.keys(one[method].responses)).toContain('412');
+    }
   });
 
   it('lists every version of a rule, oldest first, also after it was deleted', async () => {

@@ -22,6 +22,7 @@ export const ruleRoutes: FastifyPluginAsync<RouteOptions> = async (app, { servic
       schema: {
         tags,
         summary: 'Create a rule (version 1); the engine uses it at once',
+        entityTag: 'etag',
         body: ruleBody,
         response: { 201: storedRuleSchema, ...errorResponses(400, 401, 403, 409, 413, 415) },
       },
@@ -53,6 +54,7 @@ export const ruleRoutes: FastifyPluginAsync<RouteOptions> = async (app, { servic
       schema: {
         tags,
         summary: 'One rule; its ETag is its version, for If-Match on a later change',
+        entityTag: 'etag',
         params: idParams,
         response: { 200: storedRuleSchema, ...errorResponses(400, 401, 403, 404) },
       },
@@ -67,6 +69,7 @@ export const ruleRoutes: FastifyPluginAsync<RouteOptions> = async (app, { servic
       schema: {
         tags,
         summary: 'Replace a rule (version + 1); omitted optional fields take their defaults; If-Match: "<version>" guards it',
+        entityTag: 'if-match',
         params: idParams,
         body: ruleBody,
         response: { 200: storedRuleSchema, ...errorResponses(400, 401, 403, 404, 409, 412, 413, 415) },
@@ -83,6 +86,7 @@ export const ruleRoutes: FastifyPluginAsync<RouteOptions> = async (app, { servic
       schema: {
         tags,
         summary: 'Change some fields of a rule (version + 1); If-Match: "<version>" guards it',
+        entityTag: 'if-match',
         params: idParams,
         body: rulePatchBody,
         response: { 200: storedRuleSchema, ...errorResponses(400, 401, 403, 404, 409, 412, 413, 415) },
@@ -99,6 +103,7 @@ export const ruleRoutes: FastifyPluginAsync<RouteOptions> = async (app, { servic
       schema: {
         tags,
         summary: 'Delete a rule; its versions and audit entries remain; If-Match: "<version>" guards it',
+        entityTag: 'if-match',
         params: idParams,
         response: { 204: z.void().describe('Deleted; no body.'), ...errorResponses(400, 401, 403, 404, 412) },
       },
