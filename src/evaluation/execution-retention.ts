@@ -8,7 +8,16 @@ export interface ExecutionRetentionOptions {
   onDeleted?: (count: number) => void;
   onError?: (error: unknown) => void;
   now?: () => number;
+  /** Delay before the first cleanup; default a random moment within FIRST_RUN_WITHIN_MS (or the interval, if shorter). */
+  firstRunMs?: number;
 }
+
+/**
+ * The first cleanup runs this soon after start, not an interval later: a service restarted more often than the interval
+ * (deploys, autoscaling) would otherwise never delete anything. Random, so replicas started together do not all delete
+ * at once.
+ */
+export const FIRST_RUN_WITHIN_MS = 60_000;
 
 export interface ExecutionRetention {
   /** One cleanup now; resolves with the number of executions deleted. */
@@ -32,14 +41,19 @@ export function startExecutionRetention(options: ExecutionRetentionOptions): Exe
       });
     return running;
   };
-  const timer = setInterval(() => {
+  const run = () => {
     runOnce().catch((error: unknown) => options.onError?.(error));
-  }, options.intervalMs);
+  };
+  const firstRunMs = options.firstRunMs ?? Math.floor(Math.random() * Math.min(FIRST_RUN_WITHIN_MS, options.intervalMs));
+  const first = setTimeout(run, firstRunMs);
+  const timer = setInterval(run, options.intervalMs);
   // The cleanup never keeps the process alive on its own.
+  first.unref();
   timer.unref();
   return {
     runOnce,
     async stop() {
+      clearTimeout(first);
       clearInterval(timer);
       await running?.catch(() => undefined);
     },

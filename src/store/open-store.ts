@@ -145,7 +145,12 @@ async function openPglite(dataDir: string): Promise<{ pglite: PgliteWorker; lock
   }
 }
 
-function openPool(connectionString: string, max: number, onError: (error: unknown) => void, queryTimeoutMs: number | undefined): pg.Pool {
+export function openPool(
+  connectionString: string,
+  max: number,
+  onError: (error: unknown) => void,
+  queryTimeoutMs: number | undefined,
+): pg.Pool {
   // A server that accepts connections but never answers must fail the caller (start-up, a request), not hang it; one
   // that stops answering on an open connection too.
   const pool = new pg.Pool({
@@ -162,6 +167,11 @@ function openPool(connectionString: string, max: number, onError: (error: unknow
   });
   // An idle client losing its connection emits 'error'; unhandled, it would crash the process.
   pool.on('error', onError);
+  // pg-pool takes its listener off a client before handing it over, and an error can arrive in that gap (a session ended
+  // as it opened, during a restart or failover): every client keeps a listener for good. The query that follows fails.
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
   return pool;
 }
 

@@ -9,7 +9,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { newExecutionId } from '../../../src/evaluation/execution-id.ts';
 import { migrations } from '../../../src/store/migrations/index.ts';
-import { openStore } from '../../../src/store/open-store.ts';
+import { openPool, openStore } from '../../../src/store/open-store.ts';
 import { createTestDatabase, openTestStore } from '../../helpers/databases.ts';
 import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
 import { describeStoreContract } from './store-contract.ts';
@@ -189,6 +189,24 @@ describe('opening the store on PostgreSQL', () => {
     } finally {
       await admin.end();
       await store.close().catch(() => undefined);
+      await database.drop();
+    }
+  });
+
+  it('hands out connections that always have an error listener, so an error arriving as one opens cannot end the process', async () => {
+    const database = await createTestDatabase();
+    const pool = openPool(database.url, 2, () => undefined, 1_000);
+    try {
+      // pg-pool removes its own listener before handing a client over: without one of ours, this emit would throw.
+      const client = await pool.connect();
+      try {
+        expect(client.listenerCount('error')).toBeGreaterThan(0);
+        expect(() => client.emit('error', new Error('terminating connection due to administrator command'))).not.toThrow();
+      } finally {
+        client.release(true);
+      }
+    } finally {
+      await pool.end();
       await database.drop();
     }
   });

@@ -74,4 +74,22 @@ describe('startExecutionRetention', () => {
     expect(errors).toHaveLength(1);
     expect(calls).toBeGreaterThanOrEqual(2);
   });
+
+  it('runs a first cleanup soon after start, not an interval later, so frequent restarts still delete', async () => {
+    let calls = 0;
+    const retention = startExecutionRetention({
+      executions: {
+        deleteOlderThan: async () => {
+          calls += 1;
+          return 0;
+        },
+      },
+      retentionMs: 1_000,
+      intervalMs: 3_600_000,
+      firstRunMs: 10,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await retention.stop();
+    expect(calls).toBe(1);
+  });
 });
