@@ -21,6 +21,11 @@ export interface HttpConfig {
   readonly bodyLimit: number;
   /** Most facts one bulk request may carry. */
   readonly bulkMax: number;
+  /**
+   * Execution records waiting to be written past which requests that record one answer 503 (and readiness fails): while
+   * the database is away they would otherwise pile up in memory until the process runs out of it.
+   */
+  readonly executionBacklogMax: number;
   /** Accepted keys; null turns authentication off (every caller is "anonymous" with admin rights). */
   readonly apiKeys: readonly ApiKey[] | null;
   readonly metrics: 'off' | 'prometheus';
@@ -259,6 +264,7 @@ const envSchema = z.object({
     })
     .pipe(z.number()),
   RULES_BULK_MAX: integer(1, 1_000_000, 10_000),
+  RULES_EXECUTION_BACKLOG_MAX: integer(1_000, 100_000_000, 1_000_000),
   RULES_EXECUTION_RETENTION: duration('7d', MAX_RETENTION_MS, 'about 100 years'),
   // Each interval runs a DELETE: one every millisecond would keep the database busy for nothing.
   RULES_EXECUTION_CLEANUP_INTERVAL: duration('1h', MAX_TIMER_MS, 'about 24 days, the longest timer Node keeps', 1_000),
@@ -339,6 +345,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       host: e.HOST,
       bodyLimit: e.RULES_BODY_LIMIT,
       bulkMax: e.RULES_BULK_MAX,
+      executionBacklogMax: e.RULES_EXECUTION_BACKLOG_MAX,
       apiKeys: e.RULES_API_KEYS,
       metrics: e.RULES_METRICS,
     },

@@ -129,7 +129,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     catalog: deps.catalog,
     store: deps.store,
     metrics,
-    readiness: deps.readiness ?? {},
+    // Readiness fails while requests that record are refused, so load balancers send them elsewhere.
+    readiness: { executions: () => deps.store.executions.pendingCount() < config.executionBacklogMax, ...deps.readiness },
     readinessDetails: { executions: () => ({ pending: deps.store.executions.pendingCount() }), ...deps.readinessDetails },
     draining: () => draining,
   };

@@ -1,5 +1,6 @@
 // What the routes work with: the use cases and the few store parts read directly.
 import type { HttpConfig } from '../config.ts';
+import { AppError } from '../errors.ts';
 import type { Evaluator } from '../evaluation/evaluator.ts';
 import type { RuleAdmin } from '../evaluation/rule-admin.ts';
 import type { RuleCatalog } from '../evaluation/rule-catalog.ts';
@@ -24,6 +25,19 @@ export interface HttpServices {
   readonly readinessDetails: Readonly<Record<string, () => unknown>>;
   /** True once shutdown began: readiness fails so load balancers stop sending traffic. */
   readonly draining: () => boolean;
+}
+
+/**
+ * UNAVAILABLE when more execution records wait to be written than RULES_EXECUTION_BACKLOG_MAX: a request that would
+ * record one more is refused (and may be retried) rather than accepted into a backlog that only grows.
+ */
+export function refuseWhileBacklogged(services: Pick<HttpServices, 'store' | 'config'>): void {
+  const pending = services.store.executions.pendingCount();
+  if (pending < services.config.executionBacklogMax) return;
+  throw new AppError(
+    'UNAVAILABLE',
+    `Execution records are not being written (${pending} waiting, the database is behind or away); try again later.`,
+  );
 }
 
 export interface RouteOptions {

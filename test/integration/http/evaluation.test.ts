@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../src/config.ts';
+import { RuleCatalog } from '../../../src/evaluation/rule-catalog.ts';
+import { buildApp } from '../../../src/http/app.ts';
+import { createLogger } from '../../../src/logger.ts';
 import { countStoredExecutions } from '../../../src/store/execution-batches.ts';
+import { openStore } from '../../../src/store/open-store.ts';
+import { createTestDatabase } from '../../helpers/databases.ts';
+import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
 import { eq, gt, json, ruleDraft, STORE_KINDS, startTestApp, type TestApp } from './harness.ts';
 
 async function countExecutions(t: TestApp): Promise<number> {
@@ -277,5 +284,53 @@ describe.each(STORE_KINDS)('evaluation over HTTP (%s)', (kind) => {
     expect((await json(t.app, 'POST', '/api/v1/evaluate', { facts: { amount: 500 }, domain: scoped })).json().fired_rules).toEqual([
       rule.id,
     ]);
+  });
+});
+
+describe('evaluation over HTTP while execution records cannot be written', () => {
+  it('refuses requests that record one more (503, readiness down) past RULES_EXECUTION_BACKLOG_MAX, and serves again once written', {
+    timeout: 60_000,
+  }, async () => {
+    const database = await createTestDatabase();
+    const proxy = await startTcpProxy(database.url);
+    const store = await openStore({ databaseUrl: proxy.url, dataDir: '', executionFlushMs: 20 });
+    const catalog = await RuleCatalog.open({ rules: store.rules });
+    const app = await buildApp({
+      config: loadConfig({ RULES_EXECUTION_BACKLOG_MAX: '1000' }).http,
+      version: '0.0.0-test',
+      store,
+      catalog,
+      logger: createLogger('silent'),
+    });
+    try {
+      // The database goes slow: the writer's insert waits, and records pile up behind it.
+      proxy.delayReplies(3_000);
+      expect((await json(app, 'POST', '/api/v1/evaluate', { facts: { a: 1 } })).statusCode).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const bulk = await json(app, 'POST', '/api/v1/evaluate/bulk', { facts: Array.from({ length: 1_000 }, (_, i) => ({ i })) });
+      expect(bulk.statusCode).toBe(200);
+      const refused = await json(app, 'POST', '/api/v1/evaluate', { facts: { a: 2 } });
+      expect(refused.statusCode).toBe(503);
+      expect(refused.json()).toEqual({
+        detail: expect.stringMatching(/^Execution records are not being written \(\d+ waiting/),
+        error_code: 'UNAVAILABLE',
+      });
+      expect((await json(app, 'POST', '/api/v1/evaluate/bulk', { facts: [{}] })).statusCode).toBe(503);
+      const ready = await json(app, 'GET', '/health/ready');
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json().checks.executions).toBe('down');
+      // The database answers again: the backlog is written, every answered record is there, requests are served.
+      proxy.delayReplies(0);
+      const deadline = Date.now() + 30_000;
+      while (store.executions.pendingCount() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await json(app, 'POST', '/api/v1/evaluate', { facts: { a: 3 } })).statusCode).toBe(200);
+      await store.executions.flush();
+      expect(await countStoredExecutions(store.db)).toBe(1 + 1_000 + 1);
+    } finally {
+      await app.close();
+      await store.close().catch(() => undefined);
+      proxy.close();
+      await database.drop();
+    }
   });
 });

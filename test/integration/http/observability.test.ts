@@ -30,7 +30,7 @@ describe('health, readiness and the OpenAPI document', () => {
     expect(first.statusCode).toBe(503);
     expect(first.json()).toEqual({
       status: 'unavailable',
-      checks: { database: 'up', engine: 'up', kafka: 'up', redis: 'up', broken: 'down' },
+      checks: { database: 'up', engine: 'up', executions: 'up', kafka: 'up', redis: 'up', broken: 'down' },
       details: { executions: { pending: 0 } },
       detail: 'Not ready: broken.',
       error_code: 'UNAVAILABLE',
@@ -40,7 +40,7 @@ describe('health, readiness and the OpenAPI document', () => {
     redisHangs = true;
     const down = await json(t.app, 'GET', '/health/ready');
     expect(down.statusCode).toBe(503);
-    expect(down.json().checks).toEqual({ database: 'up', engine: 'up', kafka: 'down', redis: 'down', broken: 'down' });
+    expect(down.json().checks).toEqual({ database: 'up', engine: 'up', executions: 'up', kafka: 'down', redis: 'down', broken: 'down' });
     kafkaUp = true;
     redisHangs = false;
   });
@@ -121,7 +121,7 @@ describe('readiness with every dependency up', () => {
     expect(ready.statusCode).toBe(200);
     expect(ready.json()).toEqual({
       status: 'ready',
-      checks: { database: 'up', engine: 'up', kafka: 'up' },
+      checks: { database: 'up', engine: 'up', executions: 'up', kafka: 'up' },
       details: {
         executions: { pending: 0 },
         kafka: { status: 'running', assigned_partitions: [0, 1, 2], waiting_for_store: false },

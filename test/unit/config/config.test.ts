@@ -14,7 +14,15 @@ function configError(env: Record<string, string>): string {
 describe('loadConfig', () => {
   it('gives every variable its documented default on an empty environment', () => {
     const config = loadConfig({});
-    expect(config.http).toEqual({ port: 8080, host: '0.0.0.0', bodyLimit: 1_048_576, bulkMax: 10_000, apiKeys: null, metrics: 'off' });
+    expect(config.http).toEqual({
+      port: 8080,
+      host: '0.0.0.0',
+      bodyLimit: 1_048_576,
+      bulkMax: 10_000,
+      executionBacklogMax: 1_000_000,
+      apiKeys: null,
+      metrics: 'off',
+    });
     expect(config.storage).toEqual({ databaseUrl: undefined, dataDir: './data' });
     expect(config.executions).toEqual({ retentionMs: 7 * 86_400_000, cleanupIntervalMs: 3_600_000 });
     expect(config.log.level).toBe('info');
@@ -48,6 +56,7 @@ describe('loadConfig', () => {
       RULES_LOG_LEVEL: 'DEBUG',
       RULES_BODY_LIMIT: '2mb',
       RULES_BULK_MAX: '500',
+      RULES_EXECUTION_BACKLOG_MAX: '5000',
       RULES_EXECUTION_RETENTION: '12h',
       RULES_EXECUTION_CLEANUP_INTERVAL: '300',
       RULES_SHUTDOWN_TIMEOUT: '5s',
@@ -76,6 +85,7 @@ describe('loadConfig', () => {
       host: '127.0.0.1',
       bodyLimit: 2_097_152,
       bulkMax: 500,
+      executionBacklogMax: 5_000,
       apiKeys: [
         { name: 'ops', key: 'k1', scope: 'admin' },
         { name: 'key-2', key: 'k2', scope: 'evaluate' },

@@ -19,7 +19,7 @@ import {
   validateResponse,
 } from '../../schemas/evaluation.ts';
 import { errorResponses } from '../../schemas/responses.ts';
-import type { RouteOptions } from '../../services.ts';
+import { type RouteOptions, refuseWhileBacklogged } from '../../services.ts';
 import type { ZodTypeProvider } from '../../zod-compilers.ts';
 
 export const evaluationRoutes: FastifyPluginAsync<RouteOptions> = async (app, { services }) => {
@@ -37,12 +37,13 @@ export const evaluationRoutes: FastifyPluginAsync<RouteOptions> = async (app, { 
         tags,
         summary: 'Evaluate one fact and record the execution',
         body: evaluateBody,
-        response: { 200: evaluationOutcomeSchema, ...errorResponses(400, 401, 403, 413, 415) },
+        response: { 200: evaluationOutcomeSchema, ...errorResponses(400, 401, 403, 413, 415, 503) },
       },
     },
     // Synchronous, so no promise and microtask per request. The reply is
     // the outcome's JSON, which the execution record reuses with the body's own text instead of serializing both again.
     (request, reply) => {
+      refuseWhileBacklogged(services);
       const { facts, domain } = request.body;
       // The parser always keeps the text of a JSON body; serializing the body is only a fallback.
       const requestJson = request.bodyJson ?? JSON.stringify(request.body);
@@ -58,7 +59,7 @@ export const evaluationRoutes: FastifyPluginAsync<RouteOptions> = async (app, { 
         tags,
         summary: `Evaluate many facts (at most RULES_BULK_MAX) against one rules revision`,
         body: bulkBody,
-        response: { 200: bulkResponse, ...errorResponses(400, 401, 403, 413, 415) },
+        response: { 200: bulkResponse, ...errorResponses(400, 401, 403, 413, 415, 503) },
       },
       // The count is checked before the facts are validated, so an oversized batch costs nothing more.
       preValidation: async (request) => {
@@ -68,7 +69,10 @@ export const evaluationRoutes: FastifyPluginAsync<RouteOptions> = async (app, { 
         }
       },
     },
-    async (request) => ({ results: await evaluator.bulk(request.body.facts, { domain: request.body.domain }) }),
+    async (request) => {
+      refuseWhileBacklogged(services);
+      return { results: await evaluator.bulk(request.body.facts, { domain: request.body.domain }) };
+    },
   );
 
   routes.post(

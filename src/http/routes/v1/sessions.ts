@@ -13,7 +13,7 @@ import {
   sessionParams,
   sessionSchema,
 } from '../../schemas/sessions.ts';
-import type { RouteOptions } from '../../services.ts';
+import { type RouteOptions, refuseWhileBacklogged } from '../../services.ts';
 import type { ZodTypeProvider } from '../../zod-compilers.ts';
 
 export const sessionRoutes: FastifyPluginAsync<RouteOptions> = async (app, { services }) => {
@@ -51,7 +51,10 @@ export const sessionRoutes: FastifyPluginAsync<RouteOptions> = async (app, { ser
         response: { 200: sessionEvaluationSchema, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 503) },
       },
     },
-    async (request) => sessions.addFact(request.params.id, request.body.fact_id, request.body.event),
+    async (request) => {
+      refuseWhileBacklogged(services);
+      return sessions.addFact(request.params.id, request.body.fact_id, request.body.event);
+    },
   );
 
   routes.get(
@@ -111,6 +114,9 @@ export const sessionRoutes: FastifyPluginAsync<RouteOptions> = async (app, { ser
         response: { 200: sessionEvaluationSchema, ...errorResponses(400, 401, 403, 404, 503) },
       },
     },
-    async (request) => sessions.retractFact(request.params.id, request.params.fact_id),
+    async (request) => {
+      refuseWhileBacklogged(services);
+      return sessions.retractFact(request.params.id, request.params.fact_id);
+    },
   );
 };
