@@ -25,7 +25,7 @@ import { metricsRoutes } from './routes/v1/metrics.ts';
 import { ruleRoutes } from './routes/v1/rules.ts';
 import { rulesetRoutes } from './routes/v1/rulesets.ts';
 import { sessionRoutes } from './routes/v1/sessions.ts';
-import type { HttpServices, ReadinessCheck } from './services.ts';
+import { executionsKeepingUp, type HttpServices, type ReadinessCheck } from './services.ts';
 import { refuseUndeclaredInput } from './undeclared-input.ts';
 import { jsonSerializerCompiler, zodValidatorCompiler } from './zod-compilers.ts';
 
@@ -130,7 +130,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     store: deps.store,
     metrics,
     // Readiness fails while requests that record are refused, so load balancers send them elsewhere.
-    readiness: { executions: () => deps.store.executions.pendingCount() < config.executionBacklogMax, ...deps.readiness },
+    readiness: { executions: () => executionsKeepingUp({ store: deps.store, config }), ...deps.readiness },
     readinessDetails: { executions: () => ({ pending: deps.store.executions.pendingCount() }), ...deps.readinessDetails },
     draining: () => draining,
   };

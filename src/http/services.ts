@@ -27,13 +27,18 @@ export interface HttpServices {
   readonly draining: () => boolean;
 }
 
+/** Fewer execution records wait to be written than RULES_EXECUTION_BACKLOG_MAX (readiness, and the check below). */
+export function executionsKeepingUp(services: Pick<HttpServices, 'store' | 'config'>): boolean {
+  return services.store.executions.pendingCount() < services.config.executionBacklogMax;
+}
+
 /**
  * UNAVAILABLE when more execution records wait to be written than RULES_EXECUTION_BACKLOG_MAX: a request that would
  * record one more is refused (and may be retried) rather than accepted into a backlog that only grows.
  */
 export function refuseWhileBacklogged(services: Pick<HttpServices, 'store' | 'config'>): void {
+  if (executionsKeepingUp(services)) return;
   const pending = services.store.executions.pendingCount();
-  if (pending < services.config.executionBacklogMax) return;
   throw new AppError(
     'UNAVAILABLE',
     `Execution records are not being written (${pending} waiting, the database is behind or away); try again later.`,

@@ -15,12 +15,13 @@ export interface ProtobufSchema {
   readonly message: ProtoType;
 }
 
+const isMessageType = (reflection: unknown): reflection is ProtoType =>
+  Array.isArray((reflection as Partial<ProtoType> | null | undefined)?.fieldsArray);
+
 export function isProtobufSchema(schema: unknown): schema is ProtobufSchema {
   const message = (schema as Partial<ProtobufSchema> | null)?.message;
-  return typeof message?.decode === 'function' && typeof message.toObject === 'function' && Array.isArray(message.fieldsArray);
+  return isMessageType(message) && typeof message.decode === 'function' && typeof message.toObject === 'function';
 }
-
-const isMessageType = (reflection: unknown): reflection is ProtoType => Array.isArray((reflection as Partial<ProtoType>).fieldsArray);
 
 /**
  * Decodes the payload after the 5-byte header: the message indexes (a zigzag varint count, then that many indexes; a

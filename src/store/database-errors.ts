@@ -13,8 +13,8 @@ const TRANSIENT_NODE_CODES = new Set([
   'EHOSTUNREACH',
   'PGLITE_THREAD_STOPPED',
 ]);
-// 40001 serialization failure, 40P01 deadlock, 55P03 lock not available (lock_timeout), 57014 canceled
-// (statement_timeout), 25P03 idle in transaction too long: trying again can succeed.
+// 40001 serialization failure, 40P01 deadlock, 55P03 lock not available (lock_timeout), 57014 canceled (by an
+// operator or a server-side timeout), 25P03 idle in transaction too long: trying again can succeed.
 const TRANSIENT_SQLSTATES = new Set(['40001', '40P01', '55P03', '57014', '25P03']);
 // 22021 character not in repertoire (U+0000 in text), 22P05 untranslatable character (U+0000 or a lone surrogate in jsonb).
 const UNSTORABLE_TEXT_SQLSTATES = new Set(['22021', '22P05']);
