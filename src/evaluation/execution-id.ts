@@ -44,3 +44,10 @@ export function newExecutionId(nowMs: number = Date.now()): string {
     HEX[b[at + 9]!]
   );
 }
+
+/** The Unix milliseconds at the front of a UUID v7, or undefined for any other id. */
+export function executionIdTime(id: string): number | undefined {
+  if (id.length !== 36 || id[14] !== '7') return undefined;
+  const ms = Number.parseInt(id.slice(0, 8), 16) * 0x10000 + Number.parseInt(id.slice(9, 13), 16);
+  return Number.isFinite(ms) ? ms : undefined;
+}

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.ts';
+import { newExecutionId } from '../../../src/evaluation/execution-id.ts';
 import { RuleCatalog } from '../../../src/evaluation/rule-catalog.ts';
 import { buildApp } from '../../../src/http/app.ts';
 import { createLogger } from '../../../src/logger.ts';
@@ -8,7 +9,7 @@ import { countStoredExecutions } from '../../../src/store/execution-batches.ts';
 import { openStore } from '../../../src/store/open-store.ts';
 import { createTestDatabase } from '../../helpers/databases.ts';
 import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
-import { eq, gt, json, ruleDraft, STORE_KINDS, startTestApp, type TestApp } from './harness.ts';
+import { eq, gt, json, ruleDraft, STORE_KINDS, startTestApp, startTestAppOn, type TestApp } from './harness.ts';
 
 async function countExecutions(t: TestApp): Promise<number> {
   return countStoredExecutions(t.store.db);
@@ -330,6 +331,31 @@ describe('evaluation over HTTP while execution records cannot be written', () =>
       await app.close();
       await store.close().catch(() => undefined);
       proxy.close();
+      await database.drop();
+    }
+  });
+});
+
+describe('an execution read through another instance on the same PostgreSQL database', () => {
+  it('is found by a GET right after the evaluate answered, while a fresh id never recorded is still 404', async () => {
+    const database = await createTestDatabase();
+    // The evaluating instance writes its batches only every 250 ms: a GET elsewhere comes before that write.
+    const writer = await openStore({ databaseUrl: database.url, dataDir: '', executionFlushMs: 250 });
+    const reader = await openStore({ databaseUrl: database.url, dataDir: '' });
+    const first = await startTestAppOn(writer, () => writer.close());
+    const second = await startTestAppOn(reader, () => reader.close());
+    try {
+      const evaluated = (await json(first.app, 'POST', '/api/v1/evaluate', { facts: { amount: 5 } })).json();
+      const read = await json(second.app, 'GET', `/api/v1/executions/${evaluated.execution_id}`);
+      expect(read.statusCode).toBe(200);
+      expect(read.json()).toMatchObject({ execution_id: evaluated.execution_id, source: 'http', facts: { amount: 5 } });
+      const fresh = newExecutionId();
+      const missing = await json(second.app, 'GET', `/api/v1/executions/${fresh}`);
+      expect(missing.statusCode).toBe(404);
+      expect(missing.json()).toEqual({ detail: `Execution ${fresh} does not exist or has expired.`, error_code: 'NOT_FOUND' });
+    } finally {
+      await first.cleanup();
+      await second.cleanup();
       await database.drop();
     }
   });

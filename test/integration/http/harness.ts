@@ -31,8 +31,18 @@ export interface TestAppOptions {
 }
 
 export async function startTestApp(kind: StoreKind, options: TestAppOptions = {}): Promise<TestApp> {
-  const config = loadConfig(options.env ?? {});
   const { store, cleanup } = await openTestStore(kind);
+  try {
+    return await startTestAppOn(store, cleanup, options);
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
+
+/** The app on a store the caller opened (e.g. a second instance on one database); cleanup() ends with storeCleanup. */
+export async function startTestAppOn(store: SqlStore, storeCleanup: () => Promise<void>, options: TestAppOptions = {}): Promise<TestApp> {
+  const config = loadConfig(options.env ?? {});
   const engineMetrics = new EngineMetrics();
   const catalog = await RuleCatalog.open({ rules: store.rules, metrics: engineMetrics });
   const metrics = new ServiceMetrics({ engineMetrics, engine: () => catalog.engine });
@@ -59,7 +69,7 @@ export async function startTestApp(kind: StoreKind, options: TestAppOptions = {}
     catalog,
     async cleanup() {
       await app.close();
-      await cleanup();
+      await storeCleanup();
     },
   };
 }

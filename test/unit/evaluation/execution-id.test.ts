@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newExecutionId } from '../../../src/evaluation/execution-id.ts';
+import { executionIdTime, newExecutionId } from '../../../src/evaluation/execution-id.ts';
 
 describe('newExecutionId', () => {
   it('is a UUID v7 with the RFC 9562 variant', () => {
@@ -26,5 +26,16 @@ describe('newExecutionId', () => {
       expect(new Set(ids.map((id) => id[position])).size, `position ${position}`).toBeGreaterThan(position === 19 ? 3 : 12);
     }
     expect(new Set(ids.map((id) => id.slice(0, 14))).size).toBe(1);
+  });
+});
+
+describe('executionIdTime', () => {
+  it('reads the milliseconds back from a UUID v7 in either case, and nothing from other ids', () => {
+    const at = Date.UTC(2026, 10, 25, 21, 0, 0, 7);
+    const id = newExecutionId(at);
+    expect(executionIdTime(id)).toBe(at);
+    expect(executionIdTime(id.toUpperCase())).toBe(at);
+    expect(executionIdTime('8f14e45f-ceea-467f-a8f6-3b1e2f4c9d10')).toBeUndefined();
+    expect(executionIdTime(id.slice(1))).toBeUndefined();
   });
 });
