@@ -31,12 +31,18 @@ export const ERROR_CODES = {
     retryable: false,
     meaning: 'The session already holds RULES_SESSION_MAX_FACTS facts; retract one before adding another.',
   },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    retryable: true,
+    meaning: "The request was not received in full within the server's request timeout.",
+  },
   PRECONDITION_FAILED: {
     status: 412,
     retryable: false,
     meaning: "The request's If-Match names a version the resource is no longer at: read it again and reapply the change.",
   },
   PAYLOAD_TOO_LARGE: { status: 413, retryable: false, meaning: 'The request body is larger than the configured limit.' },
+  HEADERS_TOO_LARGE: { status: 431, retryable: false, meaning: "The request's headers exceed the server's header size limit." },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, retryable: false, meaning: 'A request body was sent without Content-Type: application/json.' },
   INTERNAL_ERROR: { status: 500, retryable: false, meaning: 'Server error; no internals are disclosed.' },
   UNAVAILABLE: { status: 503, retryable: true, meaning: 'A dependency (database, Redis, Kafka) is unavailable; try again later.' },

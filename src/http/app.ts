@@ -12,7 +12,7 @@ import { MemorySessionStore } from '../sessions/memory-session-store.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import type { Store } from '../store/types.ts';
 import { registerAuth } from './auth.ts';
-import { frameworkErrorReplier, MAX_PARAM_LENGTH, registerErrorHandling } from './error-handler.ts';
+import { clientErrorReplier, frameworkErrorReplier, MAX_PARAM_LENGTH, registerErrorHandling } from './error-handler.ts';
 import { registerJsonBody } from './json-body.ts';
 import { registerOpenApi } from './openapi.ts';
 import { LazyRequestLogger } from './request-logger.ts';
@@ -88,6 +88,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     return503OnClosing: false,
     requestIdHeader: 'x-request-id',
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    clientErrorHandler: clientErrorReplier,
     frameworkErrors: frameworkErrorReplier(config.bodyLimit, (method, status, seconds) => countUnrouted?.(method, status, seconds)),
   });
   app.setValidatorCompiler(zodValidatorCompiler);

@@ -1,4 +1,6 @@
 // One error handler: every failure leaves as {detail, error_code} with a registered code; 5xx internals stay in the log.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode, isRetryable } from '../errors.ts';
 
@@ -12,6 +14,7 @@ const BY_STATUS: Record<number, ErrorCode> = {
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
   409: 'CONFLICT',
+  412: 'PRECONDITION_FAILED',
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
 };
@@ -59,6 +62,28 @@ export function frameworkErrorReplier(bodyLimit: number, answered?: (method: str
     response.code(status).type('application/json').send(body);
     answered?.(request.method, status, response.elapsedTime / 1_000);
   };
+}
+
+/**
+ * Node's `clientError`: a request that is not valid HTTP, whose headers overflow, or that arrives too slowly never
+ * reaches Fastify's handlers, so it is answered here, in our shape, before the connection closes.
+ */
+export function clientErrorReplier(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const { status, body } =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? reply('REQUEST_TIMEOUT', 'The request was not received in full in time.')
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? reply('HEADERS_TOO_LARGE', 'The request headers are larger than the server accepts.')
+        : reply('VALIDATION_ERROR', 'The request is not valid HTTP/1.1.');
+  const text = JSON.stringify(body);
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(text)}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${text}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): void {

@@ -1,3 +1,5 @@
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gt, json, ruleDraft, STORE_KINDS, startTestApp, type TestApp } from './harness.ts';
@@ -391,5 +393,63 @@ describe.each(STORE_KINDS)('bad input over HTTP (%s)', (kind) => {
       ),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('requests that are not valid HTTP, on a listening server', () => {
+  let t: TestApp;
+  let port: number;
+
+  beforeAll(async () => {
+    t = await startTestApp('pglite');
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (t.app.server.address() as AddressInfo).port;
+  });
+  afterAll(() => t?.cleanup());
+
+  /** Sends raw bytes and reads everything the server writes until it closes the connection. */
+  function send(bytes: string): Promise<{ status: number; headers: string; body: string }> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.end(bytes));
+      let answer = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk) => {
+        answer += chunk;
+      });
+      socket.on('error', reject);
+      socket.on('close', () => {
+        const [head = '', body = ''] = answer.split('\r\n\r\n');
+        resolve({ status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body });
+      });
+    });
+  }
+
+  it.each([
+    ['a header line without a colon', 'GET /health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'],
+    [
+      'both Content-Length and Transfer-Encoding',
+      'POST /api/v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}',
+    ],
+    ['an unknown method', 'FOO /health HTTP/1.1\r\nHost: x\r\n\r\n'],
+  ])('answers %s with 400 VALIDATION_ERROR in the error shape', async (_, bytes) => {
+    const answer = await send(bytes);
+    expect(answer.status).toBe(400);
+    expect(answer.headers).toContain('content-type: application/json');
+    expect(JSON.parse(answer.body)).toEqual({ detail: 'The request is not valid HTTP/1.1.', error_code: 'VALIDATION_ERROR' });
+  });
+
+  it('answers headers over the size limit with 431 HEADERS_TOO_LARGE', async () => {
+    const answer = await send(`GET /health HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(answer.status).toBe(431);
+    expect(JSON.parse(answer.body)).toEqual({
+      detail: 'The request headers are larger than the server accepts.',
+      error_code: 'HEADERS_TOO_LARGE',
+    });
+  });
+
+  it('still serves a well-formed request after them', async () => {
+    const answer = await send('GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(answer.status).toBe(200);
+    expect(answer.body).toContain('"status":"healthy"');
   });
 });

@@ -1,6 +1,7 @@
+import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/errors.ts';
-import { toErrorReply } from '../../../src/http/error-handler.ts';
+import { clientErrorReplier, toErrorReply } from '../../../src/http/error-handler.ts';
 
 const fastifyError = (code: string, statusCode: number, message = 'fastify says') =>
   Object.assign(new Error(message), { code, statusCode });
@@ -52,5 +53,46 @@ describe('toErrorReply', () => {
   it('answers something that is not even an Error with 500', () => {
     expect(toErrorReply('a string was thrown', 1024).status).toBe(500);
     expect(toErrorReply(undefined, 1024).status).toBe(500);
+  });
+});
+
+describe('clientErrorReplier', () => {
+  function fakeSocket(state: { destroyed?: boolean; writable?: boolean } = {}) {
+    const written: string[] = [];
+    let destroyedWith: unknown;
+    const socket = {
+      destroyed: state.destroyed ?? false,
+      writable: state.writable ?? true,
+      write: (text: string) => written.push(text),
+      destroy: (error: unknown) => {
+        destroyedWith = error;
+      },
+    };
+    return { socket: socket as unknown as Socket, written, destroyedWith: () => destroyedWith };
+  }
+  const failure = (code: string) => Object.assign(new Error(code), { code });
+
+  it.each([
+    ['ERR_HTTP_REQUEST_TIMEOUT', 408, 'Request Timeout', 'REQUEST_TIMEOUT'],
+    ['HPE_HEADER_OVERFLOW', 431, 'Request Header Fields Too Large', 'HEADERS_TOO_LARGE'],
+    ['HPE_INVALID_METHOD', 400, 'Bad Request', 'VALIDATION_ERROR'],
+  ])('answers %s with %i in the error shape and closes the connection', (code, status, text, errorCode) => {
+    const { socket, written, destroyedWith } = fakeSocket();
+    const error = failure(code);
+    clientErrorReplier(error, socket);
+    expect(written).toHaveLength(1);
+    const [head, body] = written[0]!.split('\r\n\r\n');
+    expect(head!.split('\r\n')[0]).toBe(`HTTP/1.1 ${status} ${text}`);
+    expect(head).toContain(`Content-Length: ${Buffer.byteLength(body!)}`);
+    expect(JSON.parse(body!).error_code).toBe(errorCode);
+    expect(destroyedWith()).toBe(error);
+  });
+
+  it('writes nothing to a connection the client reset or that is gone', () => {
+    const reset = fakeSocket();
+    clientErrorReplier(failure('ECONNRESET'), reset.socket);
+    const gone = fakeSocket({ destroyed: true });
+    clientErrorReplier(failure('HPE_INVALID_METHOD'), gone.socket);
+    expect([...reset.written, ...gone.written]).toEqual([]);
   });
 });
