@@ -23,6 +23,8 @@ export interface EngineOptions {
   metrics?: EngineMetrics;
   /** Clock for latency_ms, in milliseconds. Default performance.now. */
   now?: () => number;
+  /** The rules come from the store: their regexes passed the checks of the time they were stored (see regexProblem). */
+  stored?: boolean;
 }
 
 export interface EvaluateOptions {
@@ -213,7 +215,7 @@ export class RuleEngine {
       const rule = normalizeRule(input, index);
       if (seen.has(rule.id)) invalid(`duplicate rule id ${rule.id}`);
       seen.add(rule.id);
-      const validation = validateCondition(rule.condition_dsl);
+      const validation = validateCondition(rule.condition_dsl, { stored: options.stored === true });
       if (!validation.valid) {
         for (const error of validation.errors) problems.push(`rule ${rule.id}: ${error.path}: ${error.message}`);
         return;

@@ -17,7 +17,7 @@ import {
 } from '../contracts/condition-dsl.ts';
 import type { ValidationIssue, ValidationResult } from '../contracts/evaluation.ts';
 import { isStorableText } from '../contracts/storable-text.ts';
-import { regexProblem } from './regex-safety.ts';
+import { type RegexCheckOptions, regexProblem } from './regex-safety.ts';
 
 type PathSegment = string | number;
 type NodeObject = Record<string, unknown>;
@@ -46,6 +46,7 @@ interface WalkState {
   /** Depth of any/all conditions and accumulate wheres around the current node: no accumulate may appear there. */
   inScope: number;
   readonly extra: ValidationIssue[];
+  readonly regex: RegexCheckOptions;
 }
 
 function isPlainObject(value: unknown): value is NodeObject {
@@ -96,7 +97,7 @@ function checkComparison(node: NodeObject, state: WalkState): void {
   const canonical = CANONICAL_OPERATOR[op as Operator];
   if (valueProblem(canonical, value) !== undefined) state.shapeValid = false;
   else if (canonical === 'regex') {
-    const problem = regexProblem(value as string);
+    const problem = regexProblem(value as string, state.regex);
     if (problem !== undefined) state.extra.push({ path: formatPath([...state.segments, 'value']), message: problem });
   }
 }
@@ -289,9 +290,10 @@ function zodIssues(input: unknown): ValidationIssue[] {
  * Checks the zod schema of the contract, the limits of DSL_LIMITS (depth, node count, list size) and regex safety.
  * Never throws, whatever the input.
  */
-export function validateCondition(dsl: unknown): ValidationResult {
+export function validateCondition(dsl: unknown, options: RegexCheckOptions = {}): ValidationResult {
   try {
     const state: WalkState = {
+      regex: options,
       segments: [],
       nodes: 0,
       tooManyNodes: false,

@@ -53,7 +53,7 @@ export class RuleCatalog {
   /** Loads and compiles every stored rule. */
   static async open(options: RuleCatalogOptions): Promise<RuleCatalog> {
     const { revision, rules } = await load(options.rules);
-    const engine = RuleEngine.compile(rules, { revision, metrics: options.metrics });
+    const engine = RuleEngine.compile(rules, { revision, metrics: options.metrics, stored: true });
     return new RuleCatalog(options, new LiveEngine(engine));
   }
 
@@ -127,7 +127,7 @@ export class RuleCatalog {
     if (revision !== undefined && this.revision >= revision) return;
     const loaded = await load(this.#options.rules);
     if (loaded.revision <= this.revision) return;
-    this.#live.swap(RuleEngine.compile(loaded.rules, { revision: loaded.revision, metrics: this.#options.metrics }));
+    this.#live.swap(RuleEngine.compile(loaded.rules, { revision: loaded.revision, metrics: this.#options.metrics, stored: true }));
   }
 
   #emit(change: RuleChange): void {

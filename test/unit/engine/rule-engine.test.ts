@@ -57,6 +57,18 @@ describe('RuleEngine.compile', () => {
     expect(error.toBody().error_code).toBe('DSL_ERROR');
   });
 
+  it("compiles stored rules under the regex checks of their time, new ones under today's", () => {
+    const lookahead = [rule(1, leaf('code', 'regex', '^(?=[A-Z])[A-Z0-9]+$'))];
+    expect(compileError(lookahead).message).toContain('rule 1: root.value: regular expression cannot be bounded in time');
+    expect(RuleEngine.compile(lookahead, { stored: true }).evaluate({ code: 'AB1' }).fired_rules).toEqual([1]);
+  });
+
+  it('finishes a regex that backtracks exponentially on a long input instead of blocking the process', () => {
+    const engine = RuleEngine.compile([rule(1, leaf('email', 'regex', '^([a-z]|[a-z0-9])+@')), rule(2, leaf('n', 'regex', '(\\w|\\d)*$'))]);
+    expect(engine.evaluate({ email: `${'a'.repeat(5_000)}!`, n: `${'1'.repeat(5_000)}!` }).fired_rules).toEqual([2]);
+    expect(engine.evaluate({ email: `${'a'.repeat(5_000)}@x` }).fired_rules).toEqual([1]);
+  });
+
   it('refuses duplicate ids with VALIDATION_ERROR', () => {
     const error = compileError([rule(1, leaf('a', '==', 1)), rule(1, leaf('b', '==', 1))]);
     expect(error.code).toBe('VALIDATION_ERROR');

@@ -156,6 +156,16 @@ describe('validateCondition reports', () => {
     }
   });
 
+  it('a regex that cannot run in linear time, so excessive backtracking could not be handed over', () => {
+    for (const pattern of ['([a-z]|[a-z0-9]){1,30}@', '^(?=(a|a)*$)', '(a)\\1', '^\\d{10,20}$']) {
+      const result = validateCondition(leaf('name', 'regex', pattern));
+      expect(result.errors, pattern).toEqual([{ path: 'root.value', message: expect.stringContaining('cannot be bounded in time') }]);
+      // A rule already stored under the earlier checks still compiles.
+      expect(validateCondition(leaf('name', 'regex', pattern), { stored: true }).valid, pattern).toBe(true);
+    }
+    expect(validateCondition(leaf('name', 'regex', '^\\d{10,16}\\d{0,4}$')).valid).toBe(true);
+  });
+
   it('exotic inputs without throwing', () => {
     const throwing = {
       type: 'condition',
