@@ -33,6 +33,7 @@ describe('toErrorReply', () => {
     [401, 'UNAUTHORIZED'],
     [403, 'FORBIDDEN'],
     [404, 'NOT_FOUND'],
+    [412, 'PRECONDITION_FAILED'],
     [405, 'VALIDATION_ERROR'],
     [400, 'VALIDATION_ERROR'],
   ])('maps any other Fastify %d to %s, keeping its message', (statusCode, errorCode) => {
