@@ -6,8 +6,9 @@ import type { RegistryDecoder } from './fact-codec.ts';
 import { type DecodedFact, decodeFactValue } from './fact-codec.ts';
 import { decideFailure } from './failure-policy.ts';
 import { deadLetterRecord, type InputMessage, type KafkaEvaluation, resultRecord, sessionResultRecord } from './result-message.ts';
-import { byteLength } from './result-output.ts';
+import { byteLength, headerBytes, RECORD_OVERHEAD_BYTES, recordBytes } from './result-output.ts';
 import type { SessionRouter, SessionWork } from './session-routing.ts';
+import { resultBatchBytes } from './topics.ts';
 
 /**
  * Evaluates one decoded fact message through the evaluate use case (the one POST /api/v1/evaluate uses); `json` is the
@@ -38,6 +39,8 @@ export interface BatchProcessorOptions {
   maxResultBytes?: number;
   /** What set maxResultBytes, named in the dead-letter reason; default KAFKA_MAX_RESULT_BYTES. */
   maxResultBytesSource?: string;
+  /** Most bytes one result record may take with its headers (the results topic's limit); default from maxResultBytes. */
+  maxResultRecordBytes?: number;
 }
 
 const DEFAULT_MAX_RESULT_BYTES = 1_000_000;
@@ -194,12 +197,22 @@ export class BatchProcessor {
   /** The dead-letter reason for a result the broker would refuse as too large, else undefined. */
   #oversized(record: Message): { code: 'PAYLOAD_TOO_LARGE'; detail: string } | undefined {
     const limit = this.#options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
-    if (surelyWithin(record, limit)) return undefined;
+    const recordLimit = this.#options.maxResultRecordBytes ?? resultBatchBytes(limit);
+    const headers = headerBytes(record);
+    if (surelyWithin(record, Math.min(limit, recordLimit - headers - RECORD_OVERHEAD_BYTES))) return undefined;
     const bytes = byteLength(record.value) + byteLength(record.key);
-    if (bytes <= limit) return undefined;
+    if (bytes > limit) {
+      return {
+        code: 'PAYLOAD_TOO_LARGE',
+        detail: `the result is ${bytes} bytes, over the ${limit}-byte limit for one result message (${this.#options.maxResultBytesSource ?? 'KAFKA_MAX_RESULT_BYTES'}); the fact fired too many rules to publish`,
+      };
+    }
+    // Headers carried from the input count too: the broker would refuse the record for good and hold up its partition.
+    const whole = recordBytes(record);
+    if (whole <= recordLimit) return undefined;
     return {
       code: 'PAYLOAD_TOO_LARGE',
-      detail: `the result is ${bytes} bytes, over the ${limit}-byte limit for one result message (${this.#options.maxResultBytesSource ?? 'KAFKA_MAX_RESULT_BYTES'}); the fact fired too many rules to publish`,
+      detail: `the result with the ${headers} bytes of headers carried from the input is ${whole} bytes, over the ${recordLimit} bytes the results topic takes in one message; send smaller headers`,
     };
   }
 

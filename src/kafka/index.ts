@@ -13,7 +13,7 @@ import { AtLeastOnceOutput, type ResultOutput } from './result-output.ts';
 import { RuleChangelog } from './rule-changelog.ts';
 import { connectSchemaRegistry, createRegistryDecoder } from './schema-registry-decoder.ts';
 import { type KafkaSessions, sessionRouter } from './session-routing.ts';
-import { ensureTopics, resultLimitOf } from './topics.ts';
+import { ensureTopics, resultBatchBytes, resultLimitOf } from './topics.ts';
 import { TransactionalOutput } from './transactional-output.ts';
 
 export type { EvaluateFactMessage } from './batch-processor.ts';
@@ -156,10 +156,11 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
     });
     if (created.length > 0) log.info({ topics: created }, 'created Kafka topics');
     const maxResultBytes = await resultLimit(admin, config, log);
+    const outputTopics = { ...config, resultBatchBytes: resultBatchBytes(maxResultBytes.maxResultBytes) };
 
     const output: ResultOutput = config.exactlyOnce
-      ? new TransactionalOutput(kafka, config, config.groupId, config.factsTopic)
-      : await AtLeastOnceOutput.open(kafka, config);
+      ? new TransactionalOutput(kafka, outputTopics, config.groupId, config.factsTopic)
+      : await AtLeastOnceOutput.open(kafka, outputTopics);
     cleanups.push(() => output.close());
 
     const processor = new BatchProcessor({

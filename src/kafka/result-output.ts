@@ -26,6 +26,8 @@ export interface ResultOutput {
 export interface OutputTopics {
   resultsTopic: string;
   dlqTopic: string;
+  /** Most record bytes the results topic takes in one record batch (see resultBatchBytes); MAX_REQUEST_BYTES when larger. */
+  resultBatchBytes?: number;
 }
 
 /**
@@ -36,21 +38,24 @@ export interface OutputTopics {
 export const MAX_REQUEST_BYTES = 512 * 1024;
 
 /** Per record beyond its key, value and headers (lengths, offsets, timestamps), counted generously. */
-const RECORD_OVERHEAD_BYTES = 64;
+export const RECORD_OVERHEAD_BYTES = 64;
 
 /**
- * The delivery's records as produce requests of at most MAX_REQUEST_BYTES each (a record larger than that goes alone),
+ * The delivery's records as produce requests of at most MAX_REQUEST_BYTES each, or the results topic's batch limit when
+ * smaller (a record larger than that goes alone),
  * in order, to be sent one after the other: usually one request.
  */
 export function produceRequests(topics: OutputTopics, delivery: Delivery): TopicMessages[][] {
   const requests: TopicMessages[][] = [];
   let request: TopicMessages[] = [];
   let bytes = 0;
+  // A results topic that takes smaller batches than that (its max.message.bytes) bounds every request.
+  const maxBytes = Math.min(MAX_REQUEST_BYTES, topics.resultBatchBytes ?? MAX_REQUEST_BYTES);
   const append = (topic: string, messages: Message[]) => {
     let current: TopicMessages | undefined;
     for (const message of messages) {
       const size = recordBytes(message);
-      if (bytes > 0 && bytes + size > MAX_REQUEST_BYTES) {
+      if (bytes > 0 && bytes + size > maxBytes) {
         requests.push(request);
         request = [];
         bytes = 0;
@@ -70,8 +75,14 @@ export function produceRequests(topics: OutputTopics, delivery: Delivery): Topic
   return requests;
 }
 
-function recordBytes(message: Message): number {
-  let bytes = RECORD_OVERHEAD_BYTES + byteLength(message.key) + byteLength(message.value);
+/** Bytes a record takes in a batch: key, value, headers and the per-record overhead. */
+export function recordBytes(message: Message): number {
+  return RECORD_OVERHEAD_BYTES + byteLength(message.key) + byteLength(message.value) + headerBytes(message);
+}
+
+/** Bytes of a record's header names and values. */
+export function headerBytes(message: Message): number {
+  let bytes = 0;
   for (const name in message.headers) {
     bytes += Buffer.byteLength(name);
     const value = message.headers[name];

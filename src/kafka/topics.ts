@@ -29,6 +29,17 @@ export const BROKER_DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
  */
 export const RESULT_HEADROOM_BYTES = 32_768;
 
+/** The record batch around a produce request's records for one partition (61 bytes), counted generously. */
+const RECORD_BATCH_OVERHEAD_BYTES = 128;
+
+/**
+ * Most record bytes (key, value, headers, per-record overhead) one batch to the results topic may hold, given the result
+ * limit in force: the topic takes that limit plus RESULT_HEADROOM_BYTES (it was created so, or the limit was lowered to it).
+ */
+export function resultBatchBytes(maxResultBytes: number): number {
+  return maxResultBytes + RESULT_HEADROOM_BYTES - RECORD_BATCH_OVERHEAD_BYTES;
+}
+
 /** Facts, results and dead letters share the partition count; the changelog is compacted and needs one partition for order. */
 export function topicConfigs(plan: TopicPlan): ITopicConfig[] {
   const topics = [plan.factsTopic, plan.resultsTopic, plan.dlqTopic];

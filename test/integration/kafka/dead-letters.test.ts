@@ -236,6 +236,8 @@ describe('Kafka pipeline: a results topic made elsewhere that takes smaller mess
       expect(created.statusCode).toBe(201);
     }
     const inputs = [5, 10_000].map((amount, index) => ({ key: `k-${index}`, value: JSON.stringify({ facts: { amount } }) }));
+    // Then 300 small results on one key, ~180 KB together: more than the topic takes in one record batch.
+    inputs.push(...Array.from({ length: 300 }, (_, index) => ({ key: 'many', value: JSON.stringify({ facts: { amount: 5, index } }) })));
     await produce(kafka, topics.facts, inputs);
     received = await collect(kafka, [topics.results, topics.dlq], (all) => distinctAnswers(all) >= inputs.length, {
       groupPrefix: topics.group,
@@ -249,7 +251,13 @@ describe('Kafka pipeline: a results topic made elsewhere that takes smaller mess
     const answers = firstAnswers(received);
     const results = answers.filter((message) => message.topic === topics.results);
     const deadLetters = answers.filter((message) => message.topic === topics.dlq);
-    expect(results.map((message) => String(message.key))).toEqual(['k-0']);
+    expect(results.filter((message) => String(message.key) !== 'many').map((message) => String(message.key))).toEqual(['k-0']);
+    // Published in requests the topic takes, in input order.
+    const many = results
+      .filter((message) => String(message.key) === 'many')
+      .map((message) => Number(parse<ResultMessage>(message).source.offset));
+    expect(many).toHaveLength(300);
+    expect(many).toEqual([...many].sort((a, b) => a - b));
     expect(deadLetters.map((message) => String(message.key))).toEqual(['k-1']);
     expect(deadLetters[0]!.headers.error_code).toBe('PAYLOAD_TOO_LARGE');
     expect(deadLetters[0]!.headers.error_detail).toMatch(
@@ -257,6 +265,52 @@ describe('Kafka pipeline: a results topic made elsewhere that takes smaller mess
         `over the ${TOPIC_MAX_MESSAGE_BYTES - RESULT_HEADROOM_BYTES}-byte limit for one result message \\(the results topic's max.message.bytes\\)`,
       ),
     );
+    expect(await eventually(async () => (await service.pipeline.lag()) === 0, 30_000)).toBe(true);
+  });
+});
+
+describe('Kafka pipeline: a fact whose headers make its result larger than the results topic takes', () => {
+  const topics = uniqueTopics('dlq-headers');
+  let kafka: Kafka;
+  let admin: Admin;
+  let service: InProcessService;
+  let received: Received[];
+  // The facts topic takes it (broker default 1,048,588 bytes a batch); its result, which carries the header, cannot go out.
+  const baggage = 'b'.repeat(1_040_000);
+
+  beforeAll(async () => {
+    kafka = testKafka();
+    admin = kafka.admin();
+    await admin.connect();
+    service = await startInProcessService(kafkaConfig(topics, { partitions: 1 }), { changelogTopic: topics.changelog });
+    await produce(kafka, topics.facts, [{ key: 'k', value: JSON.stringify({ facts: { n: 0 } }) }]);
+    await produce(kafka, topics.facts, [{ key: 'k', value: JSON.stringify({ facts: { n: 1 } }), headers: { baggage } }]);
+    await produce(kafka, topics.facts, [
+      { key: 'k', value: JSON.stringify({ facts: { n: 2 } }) },
+      { key: 'k', value: JSON.stringify({ facts: { n: 3 } }) },
+    ]);
+    received = await collect(kafka, [topics.results, topics.dlq], (all) => distinctAnswers(all) >= 4, {
+      groupPrefix: topics.group,
+      settleMs: 500,
+    });
+  });
+
+  afterAll(() => stopKafkaTest(service, admin, topics));
+
+  it('dead-letters it, headers and all, and publishes the facts after it instead of holding up the partition', async () => {
+    expectAnsweredAtLeastOnce(received, 4, mayHaveReplayed(service.pipeline.state()));
+    const offsetOf = (message: Received) => message.headers.source_offset ?? parse<ResultMessage>(message).source.offset;
+    const answers = firstAnswers(received).sort((a, b) => Number(offsetOf(a)) - Number(offsetOf(b)));
+    expect(answers.map((message) => [message.topic, offsetOf(message)])).toEqual([
+      [topics.results, '0'],
+      [topics.dlq, '1'],
+      [topics.results, '2'],
+      [topics.results, '3'],
+    ]);
+    const deadLetter = answers[1]!;
+    expect(deadLetter.headers.error_code).toBe('PAYLOAD_TOO_LARGE');
+    expect(deadLetter.headers.error_detail).toMatch(/bytes of headers carried from the input/);
+    expect(deadLetter.headers.baggage).toBe(baggage);
     expect(await eventually(async () => (await service.pipeline.lag()) === 0, 30_000)).toBe(true);
   });
 });

@@ -86,6 +86,28 @@ describe('BatchProcessor', () => {
     expect(header(dead, 'source_offset')).toBe('2');
   });
 
+  it('dead-letters a fact whose headers, carried onto its result, make it larger than the results topic takes', async () => {
+    const processor = new BatchProcessor({
+      decoder: undefined,
+      evaluate: evaluation,
+      maxUnexpectedAttempts: 3,
+      maxResultRecordBytes: 20_000,
+    });
+    const heavy = { ...message(2, { facts: { amount: 500 } }), headers: { baggage: 'b'.repeat(30_000) } };
+    const light = { ...message(3, { facts: { amount: 500 } }), headers: { baggage: 'b'.repeat(10_000) } };
+    const run = await processor.process('facts', 0, [message(1, { facts: { amount: 5 } }), heavy, light]);
+    expect(run.retry).toBeUndefined();
+    expect(run.lastHandledOffset).toBe('3');
+    expect(run.results.map((record) => resultOf(record).source)).toMatchObject([{ offset: '1' }, { offset: '3' }]);
+    expect(run.results[1]!.headers?.baggage).toBe('b'.repeat(10_000));
+    expect(run.deadLetters).toHaveLength(1);
+    expect(run.deadLetters[0]!.value).toEqual(heavy.value);
+    expect(header(run.deadLetters[0]!, 'error_code')).toBe('PAYLOAD_TOO_LARGE');
+    expect(header(run.deadLetters[0]!, 'error_detail')).toMatch(
+      /^the result with the 30\d{3} bytes of headers carried from the input is 30\d{3} bytes, over the 20000 bytes the results topic takes in one message/,
+    );
+  });
+
   it('dead-letters every poison message with its reason and goes on with the rest', async () => {
     const processor = new BatchProcessor({ decoder: undefined, evaluate: evaluation, maxUnexpectedAttempts: 3 });
     const run = await processor.process('facts', 2, [

@@ -39,6 +39,14 @@ describe('produceRequests', () => {
     expect(sent).toEqual([['results', '-1'], ...deadLetters.map((m) => ['dlq', m.headers?.source_offset])]);
   });
 
+  it("keeps every request within the results topic's batch limit when that is smaller than a request", () => {
+    const results = Array.from({ length: 200 }, (_, index) => record(index, 400));
+    const requests = produceRequests({ ...topics, resultBatchBytes: 10_000 }, delivery(results, []));
+    expect(requests.length).toBeGreaterThan(8);
+    for (const request of requests) expect(sizeOf(request.flatMap((batch) => batch.messages))).toBeLessThanOrEqual(10_000);
+    expect(requests.flatMap((request) => request.flatMap((batch) => batch.messages))).toEqual(results);
+  });
+
   it('sends a record larger than a request alone', () => {
     const requests = produceRequests(topics, delivery([record(0, 10), record(1, MAX_REQUEST_BYTES + 1), record(2, 10)], []));
     expect(requests.map((request) => request[0]!.messages.map((m) => m.headers?.source_offset))).toEqual([['0'], ['1'], ['2']]);
