@@ -63,8 +63,18 @@ export function allows(principal: Principal, needed: RouteScope): boolean {
 
 /** Routes without a configured scope need admin (fail closed); unknown routes under /api/ need any valid key. */
 export function requiredScope(request: FastifyRequest): RouteScope | 'authenticated' {
-  if (request.is404) return request.url.startsWith('/api/') ? 'authenticated' : 'public';
+  if (request.is404) return routedPath(request.url).startsWith('/api/') ? 'authenticated' : 'public';
   return request.routeOptions.config.scope ?? 'admin';
+}
+
+/** The path a request is routed by: an absolute-form target (`GET http://host/api/…`) is routed by its path too. */
+function routedPath(url: string): string {
+  if (url.startsWith('/')) return url;
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return url;
+  }
 }
 
 /** Decides one request: sets its principal, or returns the error that refuses it. */

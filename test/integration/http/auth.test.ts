@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, ruleDraft, STORE_KINDS, startTestApp, type TestApp } from './harness.ts';
 
@@ -87,6 +89,26 @@ describe.each(STORE_KINDS)('API keys and scopes (%s)', (kind) => {
     const known = await json(t.app, 'GET', '/api/v1/secret-route', undefined, bearer(EVALUATE));
     expect(known.statusCode).toBe(404);
     expect(known.json().error_code).toBe('NOT_FOUND');
+  });
+
+  it('answers an absolute-form request line by its path: strangers get 401 whether the route exists or not', async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    const statusOf = (target: string, headers = '') =>
+      new Promise<number>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () =>
+          socket.end(`GET ${target} HTTP/1.1\r\nHost: x\r\n${headers}Connection: close\r\n\r\n`),
+        );
+        let answer = '';
+        socket.setEncoding('utf8').on('data', (chunk) => {
+          answer += chunk;
+        });
+        socket.on('error', reject).on('close', () => resolve(Number(answer.split(' ')[1])));
+      });
+    expect(await statusOf('http://x/api/v1/secret-route')).toBe(401);
+    expect(await statusOf('http://x/api/v1/rules')).toBe(401);
+    expect(await statusOf('http://x/api/v1/secret-route', `Authorization: Bearer ${EVALUATE}\r\n`)).toBe(404);
+    expect(await statusOf('http://x/health')).toBe(200);
   });
 
   it('declares both key headers as security schemes in the OpenAPI document', async () => {
