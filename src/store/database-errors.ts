@@ -2,8 +2,13 @@
 import { UNSTORABLE_TEXT } from '../contracts/storable-text.ts';
 import { AppError } from '../errors.ts';
 
-// Node's connection errors, and embedded PGlite's thread gone (503 until a restart; readiness reports the database down).
+/** Code of the error a pool connection that could not be opened fails with, whatever the server answered. */
+export const CONNECT_FAILED = 'DATABASE_CONNECT_FAILED';
+
+// Node's connection errors, a connection that could not be opened, and embedded PGlite's thread gone (503 until a
+// restart; readiness reports the database down).
 const TRANSIENT_NODE_CODES = new Set([
+  CONNECT_FAILED,
   'ECONNREFUSED',
   'ECONNRESET',
   'ETIMEDOUT',

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { createAuditRepository } from './audit-repository.ts';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 import type { Database } from './database.ts';
-import { isQueryTimeout, withDatabase } from './database-errors.ts';
+import { CONNECT_FAILED, isQueryTimeout, withDatabase } from './database-errors.ts';
 import { createExecutionsRepository } from './executions-repository.ts';
 import { migrateToLatest } from './migrate.ts';
 import { PgliteWorker } from './pglite-worker.ts';
@@ -186,7 +186,13 @@ function droppingStuckClients(pool: pg.Pool, onError: (error: unknown) => void):
     options: pool.options,
     end: () => pool.end(),
     async connect(): Promise<PostgresPoolClient> {
-      const client = await pool.connect();
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        // Once the store is open, a connection the server refuses (database closed to connections, dropped, starting up) is an outage.
+        throw Object.assign(new Error('could not connect to the database', { cause: error }), { code: CONNECT_FAILED });
+      }
       let stuck = false;
       const lost = (error: Error) => {
         stuck = true;

@@ -237,6 +237,26 @@ describe('opening the store on PostgreSQL', () => {
     }
   });
 
+  it('fails with UNAVAILABLE while the database refuses new connections, and serves again once it accepts them', async () => {
+    const database = await createTestDatabase();
+    const store = await openStore({ databaseUrl: database.url, dataDir: '' });
+    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test' });
+    await admin.connect();
+    try {
+      await admin.query(`alter database ${database.name} with allow_connections false`);
+      await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [
+        database.name,
+      ]);
+      await expect(store.rules.all()).rejects.toMatchObject({ code: 'UNAVAILABLE', message: 'the database is unavailable' });
+      await admin.query(`alter database ${database.name} with allow_connections true`);
+      expect(await store.rules.all()).toEqual([]);
+    } finally {
+      await admin.end();
+      await store.close().catch(() => undefined);
+      await database.drop();
+    }
+  });
+
   it('names the cause when the database itself is missing', async () => {
     const url = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
     url.pathname = `/missing_${randomUUID().replaceAll('-', '')}`;
