@@ -150,6 +150,17 @@ describe.each(STORE_KINDS)('rules, rulesets and audit over HTTP (%s)', (kind) =>
     }
   });
 
+  it('deletes a rule for a client that labels its empty DELETE as JSON, and still refuses an empty body where one is needed', async () => {
+    const created = (await json(t.app, 'POST', '/api/v1/rules', ruleDraft(`labelled-${randomUUID()}`))).json();
+    const headers = { 'content-type': 'application/json', 'content-length': '0' };
+    const deleted = await t.app.inject({ method: 'DELETE', url: `/api/v1/rules/${created.id}`, headers, payload: '' });
+    expect(deleted.statusCode).toBe(204);
+    expect((await json(t.app, 'GET', `/api/v1/rules/${created.id}`)).statusCode).toBe(404);
+    const empty = await t.app.inject({ method: 'POST', url: '/api/v1/rules', headers, payload: '' });
+    expect(empty.statusCode).toBe(400);
+    expect(empty.json()).toEqual({ detail: 'The request body is empty; send a JSON object.', error_code: 'VALIDATION_ERROR' });
+  });
+
   it('lists every version of a rule, oldest first, also after it was deleted', async () => {
     const created = (await json(t.app, 'POST', '/api/v1/rules', ruleDraft(`v-${randomUUID()}`))).json();
     await json(t.app, 'PATCH', `/api/v1/rules/${created.id}`, { action: 'second' });
