@@ -7,6 +7,8 @@ import { z } from 'zod';
 export const ENDPOINTS_FILE = fileURLToPath(new URL('../.local-stack/endpoints.json', import.meta.url));
 
 const endpointsSchema = z.object({
+  /** The `npm run dev` process that wrote the file: a file whose writer is gone is stale. */
+  pid: z.number().int().optional(),
   kafkaBrokers: z.array(z.string()),
   schemaRegistryUrl: z.string().optional(),
   redisUrl: z.string().optional(),
@@ -17,22 +19,47 @@ const endpointsSchema = z.object({
 });
 export type DevEndpoints = z.infer<typeof endpointsSchema>;
 
-export async function writeEndpoints(endpoints: DevEndpoints): Promise<void> {
-  await mkdir(dirname(ENDPOINTS_FILE), { recursive: true });
-  await writeFile(ENDPOINTS_FILE, `${JSON.stringify(endpoints, null, 2)}\n`);
+/** Writes this run's endpoints, stamped with this process's pid. */
+export async function writeEndpoints(endpoints: Omit<DevEndpoints, 'pid'>, file = ENDPOINTS_FILE): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, `${JSON.stringify({ pid: process.pid, ...endpoints }, null, 2)}\n`);
 }
 
-export async function removeEndpoints(): Promise<void> {
-  await rm(ENDPOINTS_FILE, { force: true });
+/** Removes the file if this process wrote it: another run's file stays. */
+export async function removeEndpoints(file = ENDPOINTS_FILE): Promise<void> {
+  const text = await readFile(file, 'utf8').catch(() => undefined);
+  if (text === undefined) return;
+  const written = endpointsSchema.safeParse(parseOrUndefined(text));
+  if (written.success && written.data.pid !== undefined && written.data.pid !== process.pid) return;
+  await rm(file, { force: true });
 }
 
-/** The running dev stack's endpoints, or undefined when `npm run dev` is not running (no file). */
-export async function readEndpoints(): Promise<DevEndpoints | undefined> {
-  const text = await readFile(ENDPOINTS_FILE, 'utf8').catch(() => undefined);
+/** The running dev stack's endpoints, or undefined when `npm run dev` is not running (no file, or its writer is gone). */
+export async function readEndpoints(file = ENDPOINTS_FILE): Promise<DevEndpoints | undefined> {
+  const text = await readFile(file, 'utf8').catch(() => undefined);
   if (text === undefined) return undefined;
-  const parsed = endpointsSchema.safeParse(JSON.parse(text));
-  if (!parsed.success) throw new Error(`${ENDPOINTS_FILE} is not what \`npm run dev\` writes; delete it and start again`);
+  const parsed = endpointsSchema.safeParse(parseOrUndefined(text));
+  if (!parsed.success) throw new Error(`${file} is not what \`npm run dev\` writes; delete it and start again`);
+  if (parsed.data.pid !== undefined && !isRunning(parsed.data.pid)) return undefined;
   return parsed.data;
+}
+
+function parseOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, under another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** Brokers from KAFKA_BROKERS, else from the running dev stack; a clear error when there are none. */

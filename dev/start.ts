@@ -1,38 +1,45 @@
 // `npm run dev`: brings up the local stack, runs the service against it, prints how to talk to it; Ctrl-C stops all.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { printProcessWarnings } from '../src/logger.ts';
-import { ENDPOINTS_FILE, removeEndpoints, writeEndpoints } from './endpoints-file.ts';
+import { ENDPOINTS_FILE, readEndpoints, removeEndpoints, writeEndpoints } from './endpoints-file.ts';
 import { freePorts } from './local-stack/free-port.ts';
 import { type LocalStack, startLocalStack } from './local-stack/index.ts';
+import { redact } from './local-stack/stack-environment.ts';
+import { type SupervisedProcess, startSupervised } from './local-stack/supervised-process.ts';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const say = (line: string) => void process.stderr.write(`local stack: ${line}\n`);
 
 async function main(): Promise<void> {
   printProcessWarnings();
+  // One run per checkout: a second would take over .local-stack/endpoints.json and the first run's port.
+  const running = await readEndpoints().catch(() => undefined);
+  if (running?.pid !== undefined) {
+    throw new Error(`npm run dev already runs in this checkout (pid ${running.pid}, service on ${running.serviceUrl}); stop it first`);
+  }
   const stack = await startLocalStack();
-  let service: ChildProcess | undefined;
+  let service: SupervisedProcess | undefined;
   let stopping = false;
   const shutdown = async (code: number) => {
     if (stopping) return;
     stopping = true;
-    if (service !== undefined && service.exitCode === null && service.signalCode === null) {
+    if (service !== undefined && !service.hasExited()) {
       say('stopping the service');
-      service.kill('SIGTERM');
-      await Promise.race([new Promise((resolve) => service?.once('exit', resolve)), sleep(15_000, undefined, { ref: false })]);
-      service.kill('SIGKILL');
+      await service.stop(15_000);
     }
     say('stopping the stack');
     await stack.stop();
     await removeEndpoints();
     process.exit(code);
   };
-  process.once('SIGINT', () => void shutdown(130));
-  process.once('SIGTERM', () => void shutdown(143));
+  // Listening for good (a repeated signal finds shutdown under way) tells the supervisor's hooks the order is ours.
+  process.on('SIGINT', () => void shutdown(130));
+  process.on('SIGTERM', () => void shutdown(143));
+  // A closed terminal: stop everything as for Ctrl-C rather than leave the service running without its stack.
+  process.on('SIGHUP', () => void shutdown(129));
 
   const port = await servicePort(process.env.PORT);
   const databaseUrl = await devDatabase(stack);
@@ -42,7 +49,7 @@ async function main(): Promise<void> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: String(port),
-    KAFKA_BROKERS: stack.kafkaBrokers.join(','),
+    ...(stack.kafkaBrokers.length === 0 ? {} : { KAFKA_BROKERS: stack.kafkaBrokers.join(',') }),
     ...(stack.schemaRegistryUrl === undefined ? {} : { SCHEMA_REGISTRY_URL: stack.schemaRegistryUrl }),
     ...(stack.redisUrl === undefined ? {} : { REDIS_URL: stack.redisUrl }),
     ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }),
@@ -57,23 +64,27 @@ async function main(): Promise<void> {
     resultsTopic,
   });
   const exported = ['PORT', 'KAFKA_BROKERS', 'SCHEMA_REGISTRY_URL', 'REDIS_URL', 'DATABASE_URL'].filter((name) => env[name] !== undefined);
-  say(`endpoints (also in ${ENDPOINTS_FILE}):\n${exported.map((name) => `    ${name}=${env[name]}`).join('\n')}`);
+  say(`endpoints (also in ${ENDPOINTS_FILE}):\n${exported.map((name) => `    ${name}=${redact(String(env[name]))}`).join('\n')}`);
 
   if (!existsSync(MAIN)) {
     say(`${MAIN} does not exist yet: the stack stays up without the service (Ctrl-C to stop)`);
     setInterval(() => undefined, 60_000);
     return;
   }
-  service = spawn(process.execPath, [MAIN], { env, stdio: 'inherit' });
-  service.once('exit', (code, signal) => {
+  // Supervised like the stack's processes: it stops when this process dies, even by SIGKILL.
+  const started = startSupervised(process.execPath, [MAIN], { cwd: process.cwd(), env });
+  // Supervised processes do not keep this one alive: it lives until Ctrl-C or until the service exits.
+  setInterval(() => undefined, 60_000);
+  service = started;
+  void started.exited.then((code) => {
     if (stopping) return;
-    say(`the service exited (${signal ?? `code ${code}`}); stopping the stack`);
+    say(`the service exited (${code === null ? 'killed by a signal' : `code ${code}`}); stopping the stack`);
     void shutdown(code ?? 1);
   });
-  if (await serviceAnswers(serviceUrl, service)) say(instructions(serviceUrl, factsTopic, resultsTopic));
+  if (await serviceAnswers(serviceUrl, started)) say(instructions(serviceUrl, factsTopic, resultsTopic, stack.kafkaBrokers.length > 0));
 }
 
-function instructions(serviceUrl: string, factsTopic: string, resultsTopic: string): string {
+function instructions(serviceUrl: string, factsTopic: string, resultsTopic: string, withKafka: boolean): string {
   const json = "-H 'content-type: application/json'";
   return [
     `the service answers on ${serviceUrl} (Ctrl-C stops the service and the stack)`,
@@ -81,16 +92,21 @@ function instructions(serviceUrl: string, factsTopic: string, resultsTopic: stri
     `     curl -s ${serviceUrl}/api/v1/rules ${json} -d '{"name":"large-amount","domain":"default","condition_dsl":{"type":"condition","field":"amount","op":">","value":100},"action":"review"}'`,
     '  2. evaluate a fact over HTTP:',
     `     curl -s ${serviceUrl}/api/v1/evaluate ${json} -d '{"facts":{"amount":150},"domain":"default"}'`,
-    `  3. or send it through Kafka (${factsTopic}) and read the result (${resultsTopic}):`,
-    `     node dev/produce.ts '{"facts":{"amount":150},"domain":"default"}'`,
-    `     node dev/consume.ts ${resultsTopic}`,
+    ...(withKafka
+      ? [
+          `  3. or send it through Kafka (${factsTopic}) and read the result (${resultsTopic}):`,
+          `     node dev/produce.ts '{"facts":{"amount":150},"domain":"default"}'`,
+          `     node dev/consume.ts ${resultsTopic}`,
+        ]
+      : ['  (Kafka is not in LOCAL_STACK_SERVICES: the service runs HTTP only)']),
   ].join('\n');
 }
 
-/** PORT when given; else 8080, or a free port when 8080 is taken (another engineer's service, say). */
+/** PORT when given (0 picks a free one); else 8080, or a free port when 8080 is taken (another engineer's service, say). */
 async function servicePort(given: string | undefined): Promise<number> {
-  if (given !== undefined && given.trim() !== '') return Number(given);
   const [free] = await freePorts(1);
+  if (given !== undefined && given.trim() !== '' && Number(given) !== 0) return Number(given);
+  if (given !== undefined && given.trim() !== '') return free!;
   return (await portIsFree(8080)) ? 8080 : free!;
 }
 
@@ -123,9 +139,9 @@ async function devDatabase(stack: LocalStack): Promise<string | undefined> {
 }
 
 /** Polls GET /health until it answers 200, the service exits, or a minute passes. */
-async function serviceAnswers(serviceUrl: string, service: ChildProcess): Promise<boolean> {
+async function serviceAnswers(serviceUrl: string, service: SupervisedProcess): Promise<boolean> {
   const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline && service.exitCode === null) {
+  while (Date.now() < deadline && !service.hasExited()) {
     const ok = await fetch(`${serviceUrl}/health`, { signal: AbortSignal.timeout(1_000) }).then(
       (response) => response.ok,
       () => false,
@@ -133,7 +149,7 @@ async function serviceAnswers(serviceUrl: string, service: ChildProcess): Promis
     if (ok) return true;
     await sleep(250);
   }
-  if (service.exitCode === null) say(`${serviceUrl}/health did not answer within a minute; see the service log above`);
+  if (!service.hasExited()) say(`${serviceUrl}/health did not answer within a minute; see the service log above`);
   return false;
 }
 

@@ -13,7 +13,7 @@ export const ENDPOINT_VARIABLES = {
 
 const URL_SCHEMES: Record<Exclude<ServiceName, 'kafka'>, RegExp> = {
   registry: /^https?:$/,
-  redis: /^redis:$/,
+  redis: /^rediss?:$/,
   postgres: /^postgres(ql)?:$/,
 };
 

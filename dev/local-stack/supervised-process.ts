@@ -32,8 +32,8 @@ export interface SupervisedProcess {
 export interface SuperviseOptions {
   readonly cwd: string;
   readonly env?: NodeJS.ProcessEnv;
-  /** stdout and stderr of the command are appended here. */
-  readonly logFile: string;
+  /** stdout and stderr of the command are appended here; shared with this process when absent. */
+  readonly logFile?: string;
 }
 
 const running = new Set<SupervisedProcess>();
@@ -41,14 +41,14 @@ let hooksInstalled = false;
 
 export function startSupervised(command: string, args: readonly string[], options: SuperviseOptions): SupervisedProcess {
   installHooks();
-  const out = openSync(options.logFile, 'a');
+  const out = options.logFile === undefined ? 'inherit' : openSync(options.logFile, 'a');
   const child = spawn('/bin/sh', ['-c', WRAPPER, 'local-stack', command, ...args], {
     cwd: options.cwd,
     env: options.env ?? process.env,
     detached: true,
     stdio: ['pipe', out, out],
   });
-  closeSync(out);
+  if (out !== 'inherit') closeSync(out);
   const pid = child.pid;
   if (pid === undefined) throw new Error(`could not start ${command}: spawn returned no pid`);
   let done = false;

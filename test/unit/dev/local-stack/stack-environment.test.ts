@@ -17,6 +17,10 @@ describe('endpointsFromEnv', () => {
     });
   });
 
+  it('takes a TLS Redis (rediss://) as given, like the service does', () => {
+    expect(endpointsFromEnv({ REDIS_URL: 'rediss://cache:6380' }, ['redis'])).toEqual({ redis: 'rediss://cache:6380' });
+  });
+
   it('ignores variables of services that were not requested, and empty ones', () => {
     expect(endpointsFromEnv({ KAFKA_BROKERS: 'k:9092', REDIS_URL: '  ' }, ['redis', 'postgres'])).toEqual({});
   });
@@ -26,7 +30,7 @@ describe('endpointsFromEnv', () => {
     [{ KAFKA_BROKERS: 'a:9092,,b:9092' }, 'KAFKA_BROKERS must be host:port[,host:port...]; "" is not'],
     [{ KAFKA_BROKERS: 'PLAINTEXT://a:9092' }, 'KAFKA_BROKERS must be host:port[,host:port...]; "PLAINTEXT://a:9092" is not'],
     [{ SCHEMA_REGISTRY_URL: 'registry:8080' }, 'SCHEMA_REGISTRY_URL must be a URL with scheme https?:; got "registry:8080"'],
-    [{ REDIS_URL: 'http://cache:6379' }, 'REDIS_URL must be a URL with scheme redis:; got "http://cache:6379"'],
+    [{ REDIS_URL: 'http://cache:6379' }, 'REDIS_URL must be a URL with scheme rediss?:; got "http://cache:6379"'],
     [{ DATABASE_URL: 'mysql://u:pw@db/x' }, 'DATABASE_URL must be a URL with scheme postgres(ql)?:; got "mysql://u:***@db/x"'],
   ])('rejects %j with an error naming the variable', (env, message) => {
     expect(() => endpointsFromEnv(env, ['kafka', 'registry', 'redis', 'postgres'])).toThrow(message);

@@ -1,0 +1,58 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readEndpoints, removeEndpoints, writeEndpoints } from '../../../dev/endpoints-file.ts';
+
+const endpoints = {
+  kafkaBrokers: ['127.0.0.1:9092'],
+  serviceUrl: 'http://127.0.0.1:8080',
+  factsTopic: 'rules.facts',
+  resultsTopic: 'rules.results',
+};
+const dirs: string[] = [];
+afterEach(async () => {
+  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+async function tempFile(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'dev-endpoints-'));
+  dirs.push(dir);
+  return join(dir, 'endpoints.json');
+}
+/** The pid of a process that has exited. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+  return Number(child.stdout);
+}
+
+describe('the dev endpoints file', () => {
+  it('is read back, stamped with the pid of the run that wrote it', async () => {
+    const file = await tempFile();
+    await writeEndpoints(endpoints, file);
+    expect(await readEndpoints(file)).toEqual({ pid: process.pid, ...endpoints });
+  });
+
+  it('counts as absent when the run that wrote it is gone (killed without cleaning up)', async () => {
+    const file = await tempFile();
+    await writeFile(file, JSON.stringify({ pid: deadPid(), ...endpoints }));
+    expect(await readEndpoints(file)).toBeUndefined();
+  });
+
+  it('is removed by the run that wrote it, never by another run', async () => {
+    const file = await tempFile();
+    const other = JSON.stringify({ pid: process.ppid, ...endpoints });
+    await writeFile(file, other);
+    await removeEndpoints(file);
+    expect(await readFile(file, 'utf8')).toBe(other);
+    await writeEndpoints(endpoints, file);
+    await removeEndpoints(file);
+    expect(await readEndpoints(file)).toBeUndefined();
+  });
+
+  it('names itself when it holds something else', async () => {
+    const file = await tempFile();
+    await writeFile(file, '{"kafkaBrokers": 1}');
+    await expect(readEndpoints(file)).rejects.toThrow(`${file} is not what \`npm run dev\` writes; delete it and start again`);
+  });
+});
