@@ -114,6 +114,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string, aut
       const entityTag = converted.entityTag;
       delete converted.entityTag;
       if (entityTag !== undefined) documentEntityTags(converted, entityTag as 'etag' | 'if-match');
+      documentResponseHeaders(converted);
       if ('openapiObject' in route) {
         const target = route.openapiObject as { components?: { schemas?: Record<string, unknown> } };
         target.components ??= {};
@@ -134,10 +135,23 @@ export async function registerOpenApi(app: FastifyInstance, version: string, aut
 
 /** The ETag of answers carrying the resource, and (`if-match`) the If-Match header, in the route's OpenAPI entry only. */
 function documentEntityTags(schema: Record<string, unknown>, entityTag: 'etag' | 'if-match'): void {
-  const responses = schema.response as Record<string, Record<string, unknown>> | undefined;
-  for (const status of ['200', '201']) {
-    const response = responses?.[status];
-    if (response !== undefined) response.headers = { etag: ETAG_HEADER };
-  }
+  for (const status of ['200', '201']) addResponseHeader(schema, status, 'etag', ETAG_HEADER);
   if (entityTag === 'if-match') schema.headers = IF_MATCH_HEADERS;
+}
+
+const LOCATION_HEADER = { type: 'string', description: 'Path of the created resource, e.g. /api/v1/rules/42.' };
+const LINK_HEADER = { type: 'string', description: 'Only when more items exist: <the same request with the next cursor>; rel="next".' };
+const WWW_AUTHENTICATE_HEADER = { type: 'string', description: 'Bearer: send the key as Authorization: Bearer <key> or X-API-Key.' };
+
+/** Headers every route sends the same way: Location on a creation, Link on a paged list, WWW-Authenticate on a 401. */
+function documentResponseHeaders(schema: Record<string, unknown>): void {
+  addResponseHeader(schema, '201', 'location', LOCATION_HEADER);
+  const query = schema.querystring as { properties?: Record<string, unknown> } | undefined;
+  if (query?.properties?.cursor !== undefined) addResponseHeader(schema, '200', 'link', LINK_HEADER);
+  addResponseHeader(schema, '401', 'www-authenticate', WWW_AUTHENTICATE_HEADER);
+}
+
+function addResponseHeader(schema: Record<string, unknown>, status: string, name: string, header: object): void {
+  const response = (schema.response as Record<string, Record<string, unknown>> | undefined)?.[status];
+  if (response !== undefined) response.headers = { ...(response.headers as object | undefined), [name]: header };
 }

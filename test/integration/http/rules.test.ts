@@ -141,7 +141,15 @@ describe.each(STORE_KINDS)('rules, rulesets and audit over HTTP (%s)', (kind) =>
     const document = (await json(t.app, 'GET', '/openapi.json')).json();
     const one = document.paths['/api/v1/rules/{id}'];
     expect(Object.keys(one.get.responses['200'].headers)).toEqual(['etag']);
-    expect(Object.keys(document.paths['/api/v1/rules'].post.responses['201'].headers)).toEqual(['etag']);
+    expect(Object.keys(document.paths['/api/v1/rules'].post.responses['201'].headers)).toEqual(['etag', 'location']);
+    // And the headers other routes send: Location on every creation, Link on the paged lists, WWW-Authenticate on a 401.
+    expect(Object.keys(document.paths['/api/v1/rulesets'].post.responses['201'].headers)).toEqual(['location']);
+    expect(Object.keys(document.paths['/api/v1/sessions'].post.responses['201'].headers)).toEqual(['location']);
+    for (const list of ['/api/v1/rules', '/api/v1/rulesets', '/api/v1/audit']) {
+      expect(Object.keys(document.paths[list].get.responses['200'].headers), list).toEqual(['link']);
+    }
+    expect(document.paths['/api/v1/rules/{id}/versions'].get.responses['200'].headers).toBeUndefined();
+    expect(Object.keys(document.paths['/api/v1/evaluate'].post.responses['401'].headers)).toEqual(['www-authenticate']);
     for (const method of ['put', 'patch', 'delete']) {
       expect(one[method].parameters.filter((parameter: { in: string }) => parameter.in === 'header')).toEqual([
         expect.objectContaining({ in: 'header', name: 'if-match', required: false }),
