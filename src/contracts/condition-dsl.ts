@@ -145,8 +145,7 @@ const accumulate = z
     value: z.union([z.number(), z.array(z.number()).max(2)]),
   })
   .superRefine((node, ctx) => {
-    const problem = accumulateProblem(node);
-    if (problem !== undefined) ctx.addIssue({ code: 'custom', path: [problem.key], message: problem.message });
+    for (const problem of accumulateProblems(node)) ctx.addIssue({ code: 'custom', path: [problem.key], message: problem.message });
   })
   .describe(
     'An aggregate (count, sum, avg, min, max) over the facts of a session, optionally filtered by where and windowed, ' +
@@ -168,23 +167,26 @@ export const conditionNodeSchema: z.ZodType<ConditionNode> = z.lazy(() =>
   ]),
 );
 
-/** What is wrong with an accumulate node whose keys have the right types (field per function, value per operator), if anything. */
-export function accumulateProblem(node: {
+/** What is wrong with an accumulate node whose keys have the right types (field per function, value per operator): every problem. */
+export function accumulateProblems(node: {
   function: AccumulateFunction;
   field?: string | undefined;
   op: AccumulateOperator;
   value: number | number[];
-}): { key: 'field' | 'value'; message: string } | undefined {
+}): { key: 'field' | 'value'; message: string }[] {
+  const problems: { key: 'field' | 'value'; message: string }[] = [];
   if (node.function !== 'count' && node.field === undefined) {
-    return { key: 'field', message: `function ${node.function} needs a field: the numeric fact field it aggregates` };
+    problems.push({ key: 'field', message: `function ${node.function} needs a field: the numeric fact field it aggregates` });
   }
   const op = CANONICAL_OPERATOR[node.op];
   const value = node.value;
   if (op === 'between') {
-    if (!Array.isArray(value) || value.length !== 2) return { key: 'value', message: 'operator between takes [low, high] numbers' };
-    return value[0]! > value[1]! ? { key: 'value', message: 'operator between needs low <= high' } : undefined;
+    if (!Array.isArray(value) || value.length !== 2) problems.push({ key: 'value', message: 'operator between takes [low, high] numbers' });
+    else if (value[0]! > value[1]!) problems.push({ key: 'value', message: 'operator between needs low <= high' });
+  } else if (typeof value !== 'number') {
+    problems.push({ key: 'value', message: `operator ${op} takes a number: the aggregate is a number` });
   }
-  return typeof value === 'number' ? undefined : { key: 'value', message: `operator ${op} takes a number: the aggregate is a number` };
+  return problems;
 }
 
 /** Why a value does not suit an operator, or undefined when it does. Pure shape rules; regex safety is the engine's check. */

@@ -5,7 +5,7 @@ import {
   ACCUMULATE_OPERATORS,
   type AccumulateFunction,
   type AccumulateOperator,
-  accumulateProblem,
+  accumulateProblems,
   CANONICAL_OPERATOR,
   type ConditionValue,
   conditionNodeSchema,
@@ -129,12 +129,12 @@ function checkAccumulate(node: NodeObject, depth: number, state: WalkState): voi
     typeof op !== 'string' ||
     !ACCUMULATE_OPERATOR_SET.has(op) ||
     !valueShape ||
-    accumulateProblem({
+    accumulateProblems({
       function: fn as AccumulateFunction,
       field: field as string | undefined,
       op: op as AccumulateOperator,
       value: value as number | number[],
-    }) !== undefined
+    }).length > 0
   ) {
     state.shapeValid = false;
   }

@@ -60,6 +60,16 @@ describe('validateCondition on accumulate', () => {
     }
   });
 
+  it('reports a missing field and a value that does not suit the operator together', () => {
+    expect(validateCondition(accumulate({ function: 'avg', op: '>', value: [1, 2] }))).toEqual({
+      valid: false,
+      errors: [
+        { path: 'root.field', message: 'function avg needs a field: the numeric fact field it aggregates' },
+        { path: 'root.value', message: 'operator > takes a number: the aggregate is a number' },
+      ],
+    });
+  });
+
   it('validates where recursively, with paths through it', () => {
     const dsl = {
       type: 'and',
