@@ -12,14 +12,18 @@ export interface CommittedOffset {
   offset: string;
 }
 
-/** Sum over partitions of high watermark minus committed offset; a partition never committed counts from its low watermark. */
+/**
+ * Sum over partitions of high watermark minus committed offset; a partition never committed, or committed below what
+ * retention kept, counts from its low watermark (nothing older is left to consume).
+ */
 export function totalLag(ends: readonly PartitionEnds[], committed: readonly CommittedOffset[]): number {
   const byPartition = new Map(committed.map((entry) => [entry.partition, BigInt(entry.offset)]));
   let lag = 0n;
   for (const end of ends) {
     const high = BigInt(end.high);
     const commit = byPartition.get(end.partition);
-    const from = commit === undefined || commit < 0n ? BigInt(end.low) : commit;
+    const low = BigInt(end.low);
+    const from = commit === undefined || commit < low ? low : commit;
     if (high > from) lag += high - from;
   }
   return Number(lag);

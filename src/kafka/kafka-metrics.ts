@@ -2,17 +2,30 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { KafkaPipeline } from './index.ts';
 
-export function registerKafkaMetrics(registry: Registry, pipeline: Pick<KafkaPipeline, 'lag' | 'state'>): void {
+/** Longest a scrape waits for the broker's offsets: a slow broker must not cost the whole scrape its other metrics. */
+export const LAG_READ_TIMEOUT_MS = 2_000;
+
+export function registerKafkaMetrics(
+  registry: Registry,
+  pipeline: Pick<KafkaPipeline, 'lag' | 'state'>,
+  lagTimeoutMs: number = LAG_READ_TIMEOUT_MS,
+): void {
   new Gauge({
     name: 'rules_kafka_consumer_lag',
     help: 'Messages on the facts topic the consumer group has not committed yet.',
     registers: [registry],
     async collect() {
-      // A broker that cannot be asked leaves the gauge out rather than reporting a false 0.
+      // A broker that cannot be asked, or not in time, leaves the gauge out rather than reporting a false 0.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('lag read timed out')), lagTimeoutMs);
+      });
       try {
-        this.set(await pipeline.lag());
+        this.set(await Promise.race([pipeline.lag(), late]));
       } catch {
         this.remove();
+      } finally {
+        clearTimeout(timer);
       }
     },
   });

@@ -23,6 +23,10 @@ describe('totalLag', () => {
     expect(totalLag(ends, [{ partition: 0, offset: '-1' }])).toBe(25);
   });
 
+  it('counts a partition committed below what retention kept from its low watermark', () => {
+    expect(totalLag([{ partition: 0, high: '1000', low: '900' }], [{ partition: 0, offset: '100' }])).toBe(100);
+  });
+
   it('is zero for an empty topic and never negative', () => {
     expect(totalLag([], [])).toBe(0);
     expect(totalLag([{ partition: 0, high: '3', low: '0' }], [{ partition: 0, offset: '7' }])).toBe(0);

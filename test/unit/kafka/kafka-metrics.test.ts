@@ -31,4 +31,12 @@ describe('registerKafkaMetrics', () => {
     expect(text).toContain('# TYPE rules_kafka_consumer_lag gauge');
     expect(text).not.toMatch(/^rules_kafka_consumer_lag /m);
   });
+
+  it('leaves the lag out after its time limit when the broker is slow, and still answers with the other metrics', async () => {
+    const registry = new Registry();
+    registerKafkaMetrics(registry, { lag: () => new Promise<number>(() => undefined), state: () => state }, 50);
+    const text = await registry.metrics();
+    expect(text).not.toMatch(/^rules_kafka_consumer_lag /m);
+    expect(text).toMatch(/^rules_kafka_consumer_ready 1$/m);
+  });
 });
