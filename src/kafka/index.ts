@@ -13,7 +13,7 @@ import { AtLeastOnceOutput, type ResultOutput } from './result-output.ts';
 import { RuleChangelog } from './rule-changelog.ts';
 import { connectSchemaRegistry, createRegistryDecoder } from './schema-registry-decoder.ts';
 import { type KafkaSessions, sessionRouter } from './session-routing.ts';
-import { ensureTopics, resultBatchBytes, resultLimitOf } from './topics.ts';
+import { ensureTopics, maxMessageBytesOf, RESULT_HEADROOM_BYTES, resultBatchBytes } from './topics.ts';
 import { TransactionalOutput } from './transactional-output.ts';
 
 export type { EvaluateFactMessage } from './batch-processor.ts';
@@ -156,7 +156,7 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
     });
     if (created.length > 0) log.info({ topics: created }, 'created Kafka topics');
     const maxResultBytes = await resultLimit(admin, config, log);
-    const outputTopics = { ...config, resultBatchBytes: resultBatchBytes(maxResultBytes.maxResultBytes) };
+    const outputTopics = { ...config, resultBatchBytes: maxResultBytes.maxResultRecordBytes };
 
     const output: ResultOutput = config.exactlyOnce
       ? new TransactionalOutput(kafka, outputTopics, config.groupId, config.factsTopic)
@@ -252,23 +252,29 @@ async function startChangelog(
   return changelog;
 }
 
-/** KAFKA_MAX_RESULT_BYTES, lowered (with a warning) to what an existing results topic takes, so such a result is dead-lettered. */
+/**
+ * KAFKA_MAX_RESULT_BYTES, lowered (with a warning) to what an existing results topic takes, so such a result is
+ * dead-lettered; and the most bytes one record batch to that topic may hold.
+ */
 async function resultLimit(
   admin: Admin,
   config: KafkaConfig,
   log: Logger,
-): Promise<{ maxResultBytes: number; maxResultBytesSource?: string }> {
-  const topicLimit = await resultLimitOf(admin, config.resultsTopic).catch((error: unknown) => {
+): Promise<{ maxResultBytes: number; maxResultBytesSource?: string; maxResultRecordBytes: number }> {
+  const topicBytes = await maxMessageBytesOf(admin, config.resultsTopic).catch((error: unknown) => {
     log.warn(
       { err: error, topic: config.resultsTopic },
       "the results topic's max.message.bytes could not be read; KAFKA_MAX_RESULT_BYTES stands",
     );
     return undefined;
   });
-  if (topicLimit === undefined || topicLimit >= config.maxResultBytes) return { maxResultBytes: config.maxResultBytes };
+  const maxResultRecordBytes = resultBatchBytes(config.maxResultBytes, topicBytes);
+  const topicLimit = topicBytes === undefined ? undefined : topicBytes - RESULT_HEADROOM_BYTES;
+  if (topicLimit === undefined || topicLimit >= config.maxResultBytes)
+    return { maxResultBytes: config.maxResultBytes, maxResultRecordBytes };
   log.warn(
     { topic: config.resultsTopic, configured: config.maxResultBytes, topic_allows: topicLimit },
     "the results topic takes smaller messages than KAFKA_MAX_RESULT_BYTES: larger results are dead-lettered at the topic's limit (raise its max.message.bytes to publish them)",
   );
-  return { maxResultBytes: topicLimit, maxResultBytesSource: "the results topic's max.message.bytes" };
+  return { maxResultBytes: topicLimit, maxResultBytesSource: "the results topic's max.message.bytes", maxResultRecordBytes };
 }

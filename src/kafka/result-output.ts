@@ -80,13 +80,17 @@ export function recordBytes(message: Message): number {
   return RECORD_OVERHEAD_BYTES + byteLength(message.key) + byteLength(message.value) + headerBytes(message);
 }
 
-/** Bytes of a record's header names and values. */
+/** Per header on the wire beyond its name and value: their two length varints, at most 5 bytes each. */
+const HEADER_OVERHEAD_BYTES = 10;
+
+/** Bytes of a record's headers on the wire: a header repeated under one name (an array) sends the name with each value. */
 export function headerBytes(message: Message): number {
   let bytes = 0;
   for (const name in message.headers) {
-    bytes += Buffer.byteLength(name);
+    const nameBytes = Buffer.byteLength(name) + HEADER_OVERHEAD_BYTES;
     const value = message.headers[name];
-    for (const item of Array.isArray(value) ? value : [value]) bytes += byteLength(item);
+    if (Array.isArray(value)) for (const item of value) bytes += nameBytes + byteLength(item);
+    else bytes += nameBytes + byteLength(value);
   }
   return bytes;
 }

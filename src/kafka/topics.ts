@@ -33,11 +33,11 @@ export const RESULT_HEADROOM_BYTES = 32_768;
 const RECORD_BATCH_OVERHEAD_BYTES = 128;
 
 /**
- * Most record bytes (key, value, headers, per-record overhead) one batch to the results topic may hold, given the result
- * limit in force: the topic takes that limit plus RESULT_HEADROOM_BYTES (it was created so, or the limit was lowered to it).
+ * Most record bytes (key, value, headers, per-record overhead) one batch to the results topic may hold: the topic's
+ * max.message.bytes when the broker said, else the result limit plus RESULT_HEADROOM_BYTES (what it is created to take).
  */
-export function resultBatchBytes(maxResultBytes: number): number {
-  return maxResultBytes + RESULT_HEADROOM_BYTES - RECORD_BATCH_OVERHEAD_BYTES;
+export function resultBatchBytes(maxResultBytes: number, topicMaxMessageBytes?: number): number {
+  return (topicMaxMessageBytes ?? maxResultBytes + RESULT_HEADROOM_BYTES) - RECORD_BATCH_OVERHEAD_BYTES;
 }
 
 /** Facts, results and dead letters share the partition count; the changelog is compacted and needs one partition for order. */
@@ -85,16 +85,16 @@ function isAlreadyExists(error: unknown): boolean {
 }
 
 /**
- * The largest result (key and value) a topic takes, from its `max.message.bytes` less the headroom; undefined when the
- * broker does not say (the configured limit then stands). A results topic made elsewhere may take less than
- * KAFKA_MAX_RESULT_BYTES: a result between the two was refused by the broker on every retry and held its partition.
+ * A topic's `max.message.bytes` (its own or the broker's default); undefined when the broker does not say. A results
+ * topic made elsewhere may take less than KAFKA_MAX_RESULT_BYTES: a result between the two was refused by the broker on
+ * every retry and held its partition.
  */
-export async function resultLimitOf(admin: Admin, topic: string): Promise<number | undefined> {
+export async function maxMessageBytesOf(admin: Admin, topic: string): Promise<number | undefined> {
   const described = await admin.describeConfigs({
     resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['max.message.bytes'] }],
     includeSynonyms: false,
   });
   const entry = described.resources[0]?.configEntries.find((config) => config.configName === 'max.message.bytes');
   const bytes = Number(entry?.configValue);
-  return Number.isSafeInteger(bytes) && bytes > RESULT_HEADROOM_BYTES ? bytes - RESULT_HEADROOM_BYTES : undefined;
+  return Number.isSafeInteger(bytes) && bytes > RESULT_HEADROOM_BYTES ? bytes : undefined;
 }

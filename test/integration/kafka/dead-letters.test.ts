@@ -275,13 +275,18 @@ describe('Kafka pipeline: a fact whose headers make its result larger than the r
   let admin: Admin;
   let service: InProcessService;
   let received: Received[];
-  // The facts topic takes it (broker default 1,048,588 bytes a batch); its result, which carries the header, cannot go out.
-  const baggage = 'b'.repeat(1_040_000);
+  // One header sent 2,000 times (kafkajs: an array): ~114 KB on the wire with its name each time, while the results
+  // topic takes 100,000 bytes; the result itself is a few hundred bytes.
+  const baggage = Array.from({ length: 2_000 }, (_, index) => `${index}`.padStart(40, '0'));
 
   beforeAll(async () => {
     kafka = testKafka();
     admin = kafka.admin();
     await admin.connect();
+    await admin.createTopics({
+      topics: [{ topic: topics.results, numPartitions: 1, configEntries: [{ name: 'max.message.bytes', value: '100000' }] }],
+      waitForLeaders: true,
+    });
     service = await startInProcessService(kafkaConfig(topics, { partitions: 1 }), { changelogTopic: topics.changelog });
     await produce(kafka, topics.facts, [{ key: 'k', value: JSON.stringify({ facts: { n: 0 } }) }]);
     await produce(kafka, topics.facts, [{ key: 'k', value: JSON.stringify({ facts: { n: 1 } }), headers: { baggage } }]);
@@ -309,8 +314,7 @@ describe('Kafka pipeline: a fact whose headers make its result larger than the r
     ]);
     const deadLetter = answers[1]!;
     expect(deadLetter.headers.error_code).toBe('PAYLOAD_TOO_LARGE');
-    expect(deadLetter.headers.error_detail).toMatch(/bytes of headers carried from the input/);
-    expect(deadLetter.headers.baggage).toBe(baggage);
+    expect(deadLetter.headers.error_detail).toMatch(/bytes of headers carried from the input is \d+ bytes, over the 99872 bytes/);
     expect(await eventually(async () => (await service.pipeline.lag()) === 0, 30_000)).toBe(true);
   });
 });

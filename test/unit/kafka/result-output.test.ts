@@ -1,6 +1,6 @@
 import type { Message } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { type Delivery, MAX_REQUEST_BYTES, produceRequests } from '../../../src/kafka/result-output.ts';
+import { type Delivery, MAX_REQUEST_BYTES, produceRequests, recordBytes } from '../../../src/kafka/result-output.ts';
 
 const topics = { resultsTopic: 'results', dlqTopic: 'dlq' };
 
@@ -50,5 +50,14 @@ describe('produceRequests', () => {
   it('sends a record larger than a request alone', () => {
     const requests = produceRequests(topics, delivery([record(0, 10), record(1, MAX_REQUEST_BYTES + 1), record(2, 10)], []));
     expect(requests.map((request) => request[0]!.messages.map((m) => m.headers?.source_offset))).toEqual([['0'], ['1'], ['2']]);
+  });
+});
+
+describe('recordBytes', () => {
+  it('counts a header repeated under one name with its name and lengths each time, as it goes on the wire', () => {
+    const once = recordBytes({ key: 'k', value: 'v', headers: { trace: 'x'.repeat(40) } });
+    const repeated = recordBytes({ key: 'k', value: 'v', headers: { trace: Array.from({ length: 100 }, () => 'x'.repeat(40)) } });
+    // Each item: the 5-byte name, the 40-byte value and up to 10 bytes of length varints.
+    expect(repeated - once).toBe(99 * (5 + 40 + 10));
   });
 });
