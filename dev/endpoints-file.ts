@@ -40,7 +40,8 @@ export async function readEndpoints(file = ENDPOINTS_FILE): Promise<DevEndpoints
   if (text === undefined) return undefined;
   const parsed = endpointsSchema.safeParse(parseOrUndefined(text));
   if (!parsed.success) throw new Error(`${file} is not what \`npm run dev\` writes; delete it and start again`);
-  if (parsed.data.pid !== undefined && !isRunning(parsed.data.pid)) return undefined;
+  // Our own pid in the file is a reused one: the run that wrote it is gone (a container restarted, say).
+  if (parsed.data.pid !== undefined && (parsed.data.pid === process.pid || !isRunning(parsed.data.pid))) return undefined;
   return parsed.data;
 }
 

@@ -24,7 +24,8 @@ async function main(): Promise<void> {
   let service: SupervisedProcess | undefined;
   let stopping = false;
   const shutdown = async (code: number) => {
-    if (stopping) return;
+    // A second Ctrl-C does not wait: the supervisor's exit hook still sends everything SIGTERM.
+    if (stopping) process.exit(code);
     stopping = true;
     if (service !== undefined && !service.hasExited()) {
       say('stopping the service');

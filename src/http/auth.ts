@@ -67,13 +67,23 @@ export function requiredScope(request: FastifyRequest): RouteScope | 'authentica
   return request.routeOptions.config.scope ?? 'admin';
 }
 
-/** The path a request is routed by: an absolute-form target (`GET http://host/api/…`) is routed by its path too. */
+/**
+ * The path a request is routed by, decoded as the router decodes it: an absolute-form target (`GET http://host/api/…`)
+ * is routed by its path, and `/%61pi/…` reaches the `/api/` routes.
+ */
 function routedPath(url: string): string {
-  if (url.startsWith('/')) return url;
+  let path = url;
+  if (!url.startsWith('/')) {
+    try {
+      path = new URL(url).pathname;
+    } catch {
+      return url;
+    }
+  }
   try {
-    return new URL(url).pathname;
+    return decodeURIComponent(path.split('?', 1)[0]!);
   } catch {
-    return url;
+    return path;
   }
 }
 

@@ -91,7 +91,7 @@ describe.each(STORE_KINDS)('API keys and scopes (%s)', (kind) => {
     expect(known.json().error_code).toBe('NOT_FOUND');
   });
 
-  it('answers an absolute-form request line by its path: strangers get 401 whether the route exists or not', async () => {
+  it('answers an absolute-form or percent-encoded path as routed: strangers get 401 whether the route exists or not', async () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as AddressInfo;
     const statusOf = (target: string, headers = '') =>
@@ -106,6 +106,10 @@ describe.each(STORE_KINDS)('API keys and scopes (%s)', (kind) => {
         socket.on('error', reject).on('close', () => resolve(Number(answer.split(' ')[1])));
       });
     expect(await statusOf('http://x/api/v1/secret-route')).toBe(401);
+    // Percent-encoded as the router decodes it, in either form.
+    expect(await statusOf('/%61pi/v1/secret-route')).toBe(401);
+    expect(await statusOf('http://x/%61pi/v1/secret-route')).toBe(401);
+    expect(await statusOf('/%61pi/v1/secret-route', `Authorization: Bearer ${EVALUATE}\r\n`)).toBe(404);
     expect(await statusOf('http://x/api/v1/rules')).toBe(401);
     expect(await statusOf('http://x/api/v1/secret-route', `Authorization: Bearer ${EVALUATE}\r\n`)).toBe(404);
     expect(await statusOf('http://x/health')).toBe(200);

@@ -27,10 +27,18 @@ function deadPid(): number {
 }
 
 describe('the dev endpoints file', () => {
-  it('is read back, stamped with the pid of the run that wrote it', async () => {
+  it('is written stamped with the pid of the run, and read back while that run lives', async () => {
     const file = await tempFile();
     await writeEndpoints(endpoints, file);
-    expect(await readEndpoints(file)).toEqual({ pid: process.pid, ...endpoints });
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ pid: process.pid, ...endpoints });
+    await writeFile(file, JSON.stringify({ pid: process.ppid, ...endpoints }));
+    expect(await readEndpoints(file)).toEqual({ pid: process.ppid, ...endpoints });
+  });
+
+  it('counts as absent when it names the reading process itself: a reused pid of a run that is gone', async () => {
+    const file = await tempFile();
+    await writeEndpoints(endpoints, file);
+    expect(await readEndpoints(file)).toBeUndefined();
   });
 
   it('counts as absent when the run that wrote it is gone (killed without cleaning up)', async () => {
@@ -47,7 +55,7 @@ describe('the dev endpoints file', () => {
     expect(await readFile(file, 'utf8')).toBe(other);
     await writeEndpoints(endpoints, file);
     await removeEndpoints(file);
-    expect(await readEndpoints(file)).toBeUndefined();
+    await expect(readFile(file, 'utf8')).rejects.toThrow(/ENOENT/);
   });
 
   it('names itself when it holds something else', async () => {
