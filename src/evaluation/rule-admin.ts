@@ -119,6 +119,16 @@ export class RuleAdmin {
       for (const rule of engine.rules()) counts.set(rule.domain, (counts.get(rule.domain) ?? 0) + 1);
       this.#counts.set(engine, counts);
     }
-    return { ...ruleset, rule_count: counts.get(ruleset.domain) ?? 0, revision: engine.revision };
+    // In the documented field order.
+    return {
+      id: ruleset.id,
+      name: ruleset.name,
+      domain: ruleset.domain,
+      description: ruleset.description,
+      rule_count: counts.get(ruleset.domain) ?? 0,
+      revision: engine.revision,
+      created_at: ruleset.created_at,
+      updated_at: ruleset.updated_at,
+    };
   }
 }

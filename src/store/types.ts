@@ -25,7 +25,7 @@ export interface RuleVersion {
   rule_id: number;
   version: number;
   /** What produced this version; a deleted rule's last version is 'delete' (its snapshot as it was when deleted). */
-  change?: AuditAction;
+  change: AuditAction;
   rule: StoredRule;
   changed_at: string;
   actor: string;

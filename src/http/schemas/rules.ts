@@ -56,7 +56,6 @@ export const ruleVersionSchema = z
     version: z.number().int(),
     change: z
       .enum(['create', 'update', 'delete'])
-      .optional()
       .describe("What produced this version; a deleted rule's last version is 'delete' (the rule as it was when deleted)."),
     rule: storedRuleSchema,
     changed_at: timestampField,

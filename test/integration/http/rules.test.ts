@@ -260,6 +260,8 @@ describe.each(STORE_KINDS)('rules, rulesets and audit over HTTP (%s)', (kind) =>
       rule_count: 2,
       revision: t.catalog.revision,
     });
+    // In the documented (and OpenAPI) field order.
+    expect(Object.keys(ruleset)).toEqual(['id', 'name', 'domain', 'description', 'rule_count', 'revision', 'created_at', 'updated_at']);
     expect(created.headers.location).toBe(`/api/v1/rulesets/${ruleset.id}`);
 
     await json(t.app, 'POST', '/api/v1/rules', ruleDraft('three', { domain }));
