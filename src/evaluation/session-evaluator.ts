@@ -122,6 +122,7 @@ const PLAIN_PART = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,79}$/;
 /** An id part idPart hashed: `..` and a SHA-256 in base64url. */
 const HASHED_PART = /^\.\.[A-Za-z0-9_-]{43}$/;
 const MAX_CACHED_RULESETS = 10_000;
+const NO_SPECS: readonly AccumulatorSpec[] = Object.freeze([]);
 
 /**
  * How far past this instance's clock an event time may be. A later one (a clock far ahead, a timestamp in micro- or
@@ -446,6 +447,11 @@ export class SessionEvaluator {
     };
   }
 
+  /**
+   * The accumulators of a domain's rules, one array per engine and domain. Only domains with accumulators are cached
+   * (they are the rules' own domains): any client can name any other domain (`stream:<domain>:<key>`), and those share
+   * one empty array.
+   */
   #specsOf(engine: RuleEngine, domain: string): readonly AccumulatorSpec[] {
     let byDomain = this.#specs.get(engine);
     if (byDomain === undefined) {
@@ -454,7 +460,9 @@ export class SessionEvaluator {
     }
     let specs = byDomain.get(domain);
     if (specs === undefined) {
-      specs = engine.accumulators(domain).map((a) => ({ id: a.id, fn: a.fn, windowMs: a.windowMs }));
+      const accumulators = engine.accumulators(domain);
+      if (accumulators.length === 0) return NO_SPECS;
+      specs = accumulators.map((a) => ({ id: a.id, fn: a.fn, windowMs: a.windowMs }));
       byDomain.set(domain, specs);
     }
     return specs;

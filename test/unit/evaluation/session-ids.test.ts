@@ -86,3 +86,35 @@ describe('session writes and execution records', () => {
     }
   });
 });
+
+describe('sessions of domains without accumulators', () => {
+  it('share one empty accumulator list, so naming endless domains (stream:<domain>:<key>) keeps nothing per domain', async () => {
+    const catalog = await RuleCatalog.open({ rules: { snapshot: async () => ({ revision: 1, rules: [] }) } });
+    const sessions = new MemorySessionStore();
+    const seen: (readonly unknown[])[] = [];
+    const recording = Object.assign(Object.create(sessions) as MemorySessionStore, {
+      addFact: (id: string, input: Parameters<MemorySessionStore['addFact']>[1]) => {
+        seen.push(input.specs);
+        return sessions.addFact(id, input);
+      },
+    });
+    const evaluator = new SessionEvaluator({
+      catalog,
+      rulesets: { get: async () => undefined },
+      sessions: recording,
+      executions: { record: () => undefined },
+      maxFacts: 10,
+    });
+    try {
+      for (const domain of ['d1', 'd2', 'd3']) {
+        await expect(evaluator.addFact(`stream:${domain}:k`, 'f', {})).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
+      }
+      expect(seen).toHaveLength(3);
+      expect(seen[0]).toEqual([]);
+      expect(seen[1]).toBe(seen[0]);
+      expect(seen[2]).toBe(seen[0]);
+    } finally {
+      await sessions.close();
+    }
+  });
+});
