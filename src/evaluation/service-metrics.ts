@@ -1,5 +1,5 @@
 // The process's Prometheus registry: evaluations and fired rules from every transport, plus the engine collector's signals.
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { EvaluationResult } from '../contracts/evaluation.ts';
 import type { EngineMetrics } from '../engine/index.ts';
 import type { ExecutionSource } from './evaluator.ts';
@@ -15,6 +15,7 @@ export interface ServiceMetricsOptions {
 
 export class ServiceMetrics {
   readonly registry = new Registry();
+  #processMetrics = false;
   readonly #evaluations: Counter<'source'>;
   readonly #rulesFired: Counter<'source'>;
   readonly #latency: Histogram<'source'>;
@@ -50,6 +51,15 @@ export class ServiceMetrics {
       signal('rules_engine_working_memory_size', 'Facts held in session working memory.', (s) => s.working_memory_size);
       signal('rules_engine_node_memory_hit_rate', 'Node-memory hit rate (streaming mode).', (s) => s.node_memory.hit_rate);
     }
+  }
+  /**
+   * prom-client's process and Node.js series (resident memory, heap, event-loop lag, GC, open handles), once: only when
+   * metrics are served, since the event-loop lag monitor runs continuously.
+   */
+  collectProcessMetrics(): void {
+    if (this.#processMetrics) return;
+    this.#processMetrics = true;
+    collectDefaultMetrics({ register: this.registry });
   }
 
   /** An EvaluationObserver: counts one evaluated fact. */

@@ -113,7 +113,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   const metrics = config.metrics === 'prometheus' ? deps.metrics : undefined;
   if (config.metrics === 'prometheus' && metrics === undefined) throw new Error('RULES_METRICS=prometheus needs a ServiceMetrics');
-  if (metrics !== undefined) countUnrouted = registerRequestMetrics(app, metrics);
+  if (metrics !== undefined) {
+    countUnrouted = registerRequestMetrics(app, metrics);
+    metrics.collectProcessMetrics();
+  }
 
   const services: HttpServices = {
     config,

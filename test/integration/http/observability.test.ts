@@ -187,6 +187,10 @@ describe('Prometheus metrics (RULES_METRICS=prometheus)', () => {
     expect(text).toMatch(/rules_engine_alpha_prune_ratio [\d.]+/);
     expect(text).toMatch(/rules_engine_eval_latency_ms_p95 [\d.e-]+/);
     expect(text).toContain('# TYPE rules_engine_candidates_per_fact_out gauge');
+    // The process and Node.js series beside them: memory, heap, event-loop lag.
+    expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
+    expect(text).toMatch(/^nodejs_heap_size_used_bytes \d+/m);
+    expect(text).toContain('# TYPE nodejs_eventloop_lag_p99_seconds gauge');
     expect(rule.id).toBeGreaterThan(0);
   });
 
