@@ -1,4 +1,5 @@
 // The endpoints of the stack `npm run dev` started, in .local-stack/endpoints.json, so the helper scripts can find them.
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,15 +54,23 @@ function parseOrUndefined(text: string): unknown {
   }
 }
 
+/** Whether a `npm run dev` process has this pid: a pid reused by another program does not count (read where /proc is). */
 function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     // EPERM: it runs, under another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(DEV_SCRIPT);
+  } catch {
+    return true;
   }
 }
+
+/** What `npm run dev` runs, as it appears in its process's command line. */
+const DEV_SCRIPT = 'start.ts';
 
 /** Brokers from KAFKA_BROKERS, else from the running dev stack; a clear error when there are none. */
 export async function devBrokers(env: Readonly<Record<string, string | undefined>>): Promise<string[]> {

@@ -81,7 +81,8 @@ function routedPath(url: string): string {
     }
   }
   try {
-    return decodeURIComponent(path.split('?', 1)[0]!);
+    // The router ends the path at `?` or `#`.
+    return decodeURIComponent(path.split(/[?#]/, 1)[0]!);
   } catch {
     return path;
   }

@@ -13,7 +13,7 @@ import { AtLeastOnceOutput, type ResultOutput } from './result-output.ts';
 import { RuleChangelog } from './rule-changelog.ts';
 import { connectSchemaRegistry, createRegistryDecoder } from './schema-registry-decoder.ts';
 import { type KafkaSessions, sessionRouter } from './session-routing.ts';
-import { ensureTopics, maxMessageBytesOf, RESULT_HEADROOM_BYTES, resultBatchBytes } from './topics.ts';
+import { ensureTopics, maxMessageBytesOf, resultBatchBytes, resultHeadroom } from './topics.ts';
 import { TransactionalOutput } from './transactional-output.ts';
 
 export type { EvaluateFactMessage } from './batch-processor.ts';
@@ -269,7 +269,7 @@ async function resultLimit(
     return undefined;
   });
   const maxResultRecordBytes = resultBatchBytes(config.maxResultBytes, topicBytes);
-  const topicLimit = topicBytes === undefined ? undefined : topicBytes - RESULT_HEADROOM_BYTES;
+  const topicLimit = topicBytes === undefined ? undefined : topicBytes - resultHeadroom(topicBytes);
   if (topicLimit === undefined || topicLimit >= config.maxResultBytes)
     return { maxResultBytes: config.maxResultBytes, maxResultRecordBytes };
   log.warn(

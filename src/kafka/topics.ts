@@ -29,6 +29,11 @@ export const BROKER_DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
  */
 export const RESULT_HEADROOM_BYTES = 32_768;
 
+/** The room left for headers and the record batch in a topic taking this many bytes: 32 KiB, or half of a smaller topic. */
+export function resultHeadroom(topicMaxMessageBytes: number): number {
+  return Math.min(RESULT_HEADROOM_BYTES, Math.floor(topicMaxMessageBytes / 2));
+}
+
 /** The record batch around a produce request's records for one partition (61 bytes), counted generously. */
 const RECORD_BATCH_OVERHEAD_BYTES = 128;
 
@@ -96,5 +101,5 @@ export async function maxMessageBytesOf(admin: Admin, topic: string): Promise<nu
   });
   const entry = described.resources[0]?.configEntries.find((config) => config.configName === 'max.message.bytes');
   const bytes = Number(entry?.configValue);
-  return Number.isSafeInteger(bytes) && bytes > RESULT_HEADROOM_BYTES ? bytes : undefined;
+  return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : undefined;
 }

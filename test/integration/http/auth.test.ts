@@ -109,6 +109,7 @@ describe.each(STORE_KINDS)('API keys and scopes (%s)', (kind) => {
     // Percent-encoded as the router decodes it, in either form.
     expect(await statusOf('/%61pi/v1/secret-route')).toBe(401);
     expect(await statusOf('http://x/%61pi/v1/secret-route')).toBe(401);
+    expect(await statusOf('/%61pi/v1/secret-route#%')).toBe(401);
     expect(await statusOf('/%61pi/v1/secret-route', `Authorization: Bearer ${EVALUATE}\r\n`)).toBe(404);
     expect(await statusOf('http://x/api/v1/rules')).toBe(401);
     expect(await statusOf('http://x/api/v1/secret-route', `Authorization: Bearer ${EVALUATE}\r\n`)).toBe(404);

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,8 +31,20 @@ describe('the dev endpoints file', () => {
     const file = await tempFile();
     await writeEndpoints(endpoints, file);
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ pid: process.pid, ...endpoints });
+    // A stand-in for a running `npm run dev` (its command line names dev/start.ts).
+    const run = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', 'dev/start.ts'], { stdio: 'ignore' });
+    try {
+      await writeFile(file, JSON.stringify({ pid: run.pid, ...endpoints }));
+      expect(await readEndpoints(file)).toEqual({ pid: run.pid, ...endpoints });
+    } finally {
+      run.kill();
+    }
+  });
+
+  it('counts as absent when its pid now belongs to another program', async () => {
+    const file = await tempFile();
     await writeFile(file, JSON.stringify({ pid: process.ppid, ...endpoints }));
-    expect(await readEndpoints(file)).toEqual({ pid: process.ppid, ...endpoints });
+    expect(await readEndpoints(file)).toBeUndefined();
   });
 
   it('counts as absent when it names the reading process itself: a reused pid of a run that is gone', async () => {

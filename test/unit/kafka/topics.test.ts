@@ -1,5 +1,14 @@
+import type { Admin } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { BROKER_DEFAULT_MAX_MESSAGE_BYTES, DLQ_MAX_MESSAGE_BYTES, RESULT_HEADROOM_BYTES, topicConfigs } from '../../../src/kafka/topics.ts';
+import {
+  BROKER_DEFAULT_MAX_MESSAGE_BYTES,
+  DLQ_MAX_MESSAGE_BYTES,
+  maxMessageBytesOf,
+  RESULT_HEADROOM_BYTES,
+  resultBatchBytes,
+  resultHeadroom,
+  topicConfigs,
+} from '../../../src/kafka/topics.ts';
 
 describe('topicConfigs', () => {
   it('gives facts, results and dead letters the configured partitions and compacts the one-partition changelog', () => {
@@ -50,5 +59,28 @@ describe('topicConfigs', () => {
       numPartitions: 1,
       configEntries: [{ name: 'max.message.bytes', value: String(5_000_000 + RESULT_HEADROOM_BYTES) }],
     });
+  });
+});
+
+describe("the results topic's limits", () => {
+  const describing = (value: string | undefined) =>
+    ({
+      describeConfigs: async () => ({
+        resources: [{ configEntries: value === undefined ? [] : [{ configName: 'max.message.bytes', configValue: value }] }],
+      }),
+    }) as unknown as Admin;
+
+  it("reads the topic's max.message.bytes however small, and nothing when the broker does not say", async () => {
+    expect(await maxMessageBytesOf(describing('20000'), 'r')).toBe(20_000);
+    expect(await maxMessageBytesOf(describing(String(BROKER_DEFAULT_MAX_MESSAGE_BYTES)), 'r')).toBe(BROKER_DEFAULT_MAX_MESSAGE_BYTES);
+    expect(await maxMessageBytesOf(describing(undefined), 'r')).toBeUndefined();
+    expect(await maxMessageBytesOf(describing('lots'), 'r')).toBeUndefined();
+  });
+
+  it('keeps 32 KiB for headers and the batch, or half of a smaller topic, and bounds a batch by the topic less 128 bytes', () => {
+    expect(resultHeadroom(BROKER_DEFAULT_MAX_MESSAGE_BYTES)).toBe(RESULT_HEADROOM_BYTES);
+    expect(resultHeadroom(20_000)).toBe(10_000);
+    expect(resultBatchBytes(1_000_000, 20_000)).toBe(19_872);
+    expect(resultBatchBytes(1_000_000)).toBe(1_000_000 + RESULT_HEADROOM_BYTES - 128);
   });
 });
