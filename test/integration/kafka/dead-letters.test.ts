@@ -2,7 +2,7 @@
 import type { Admin, Kafka, Message } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultMessage } from '../../../src/contracts/kafka-messages.ts';
-import { RESULT_HEADROOM_BYTES } from '../../../src/kafka/topics.ts';
+import { resultHeadroom } from '../../../src/kafka/topics.ts';
 import {
   collect,
   distinctAnswers,
@@ -262,7 +262,7 @@ describe('Kafka pipeline: a results topic made elsewhere that takes smaller mess
     expect(deadLetters[0]!.headers.error_code).toBe('PAYLOAD_TOO_LARGE');
     expect(deadLetters[0]!.headers.error_detail).toMatch(
       new RegExp(
-        `over the ${TOPIC_MAX_MESSAGE_BYTES - RESULT_HEADROOM_BYTES}-byte limit for one result message \\(the results topic's max.message.bytes\\)`,
+        `over the ${TOPIC_MAX_MESSAGE_BYTES - resultHeadroom(TOPIC_MAX_MESSAGE_BYTES)}-byte limit for one result message \\(the results topic's max.message.bytes\\)`,
       ),
     );
     expect(await eventually(async () => (await service.pipeline.lag()) === 0, 30_000)).toBe(true);
