@@ -42,8 +42,8 @@ export const ERROR_CODES = {
     meaning: "The request's If-Match names a version the resource is no longer at: read it again and reapply the change.",
   },
   PAYLOAD_TOO_LARGE: { status: 413, retryable: false, meaning: 'The request body is larger than the configured limit.' },
-  HEADERS_TOO_LARGE: { status: 431, retryable: false, meaning: "The request's headers exceed the server's header size limit." },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, retryable: false, meaning: 'A request body was sent without Content-Type: application/json.' },
+  HEADERS_TOO_LARGE: { status: 431, retryable: false, meaning: "The request's headers exceed the server's header size limit." },
   INTERNAL_ERROR: { status: 500, retryable: false, meaning: 'Server error; no internals are disclosed.' },
   UNAVAILABLE: { status: 503, retryable: true, meaning: 'A dependency (database, Redis, Kafka) is unavailable; try again later.' },
 } as const satisfies Record<string, ErrorSpec>;
