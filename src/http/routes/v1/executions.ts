@@ -10,6 +10,7 @@ import type { RouteOptions } from '../../services.ts';
 import type { ZodTypeProvider } from '../../zod-compilers.ts';
 
 export const executionRoutes: FastifyPluginAsync<RouteOptions> = async (app, { services }) => {
+  const waiting = { count: 0 };
   app.withTypeProvider<ZodTypeProvider>().get(
     '/executions/:id',
     {
@@ -22,7 +23,7 @@ export const executionRoutes: FastifyPluginAsync<RouteOptions> = async (app, { s
       },
     },
     async (request) => {
-      const execution = await findRecorded(services, request.params.id);
+      const execution = await findRecorded(services, request.params.id, waiting);
       if (execution === undefined) throw new AppError('NOT_FOUND', `Execution ${request.params.id} does not exist or has expired.`);
       // The documented field order, whether the record is still pending (built by the evaluator) or read from a batch.
       return {
@@ -44,14 +45,28 @@ export const executionRoutes: FastifyPluginAsync<RouteOptions> = async (app, { s
 // again for up to 700 ms before it is answered 404, so a client behind a load balancer can read its execution at once.
 const FRESH_ID_MS = 2_000;
 const RETRY_DELAYS_MS = [100, 200, 400];
+// Lookups waiting at once: past this, a fresh id not found is answered 404 at once (fabricated ids cannot pile up).
+export const MAX_WAITING_LOOKUPS = 1_000;
 
-async function findRecorded(services: RouteOptions['services'], id: string): Promise<ExecutionRecord | undefined> {
+/** The execution, looked up again for a while when its id is fresh; `waiting` counts the lookups doing so. */
+export async function findRecorded(
+  services: Pick<RouteOptions['services'], 'store'>,
+  id: string,
+  waiting: { count: number },
+): Promise<ExecutionRecord | undefined> {
   let found = await services.store.executions.get(id);
   const idMs = executionIdTime(id);
-  for (const delay of RETRY_DELAYS_MS) {
-    if (found !== undefined || idMs === undefined || Math.abs(Date.now() - idMs) >= FRESH_ID_MS) break;
-    await sleep(delay);
-    found = await services.store.executions.get(id);
+  if (found !== undefined || idMs === undefined || Math.abs(Date.now() - idMs) >= FRESH_ID_MS) return found;
+  if (waiting.count >= MAX_WAITING_LOOKUPS) return undefined;
+  waiting.count += 1;
+  try {
+    for (const delay of RETRY_DELAYS_MS) {
+      await sleep(delay);
+      found = await services.store.executions.get(id);
+      if (found !== undefined || Math.abs(Date.now() - idMs) >= FRESH_ID_MS) break;
+    }
+  } finally {
+    waiting.count -= 1;
   }
   return found;
 }
