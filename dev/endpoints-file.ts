@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 
 export const ENDPOINTS_FILE = fileURLToPath(new URL('../.local-stack/endpoints.json', import.meta.url));
+/** Holds the pid of the `npm run dev` that runs in this checkout, from before its stack starts until it stops. */
+export const RUN_LOCK_FILE = fileURLToPath(new URL('../.local-stack/run.lock', import.meta.url));
 
 const endpointsSchema = z.object({
   /** The `npm run dev` process that wrote the file: a file whose writer is gone is stale. */
@@ -81,4 +83,31 @@ export async function devBrokers(env: Readonly<Record<string, string | undefined
     throw new Error('no Kafka brokers: start the stack with `npm run dev` (in another terminal) or set KAFKA_BROKERS=host:port');
   }
   return endpoints.kafkaBrokers;
+}
+
+/**
+ * Claims this checkout for one `npm run dev`: created exclusively, so two runs started together cannot both go on; a
+ * lock whose run is gone is taken over. Throws, naming the pid, while another run holds it.
+ */
+export async function claimDevRun(file = RUN_LOCK_FILE): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await writeFile(file, `${process.pid}\n`, { flag: 'wx' });
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
+    }
+    const holder = Number((await readFile(file, 'utf8').catch(() => '')).trim());
+    if (Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && isRunning(holder)) {
+      throw new Error(`npm run dev already runs in this checkout (pid ${holder}); stop it first`);
+    }
+    await rm(file, { force: true });
+  }
+}
+
+/** Gives the checkout up, if this run holds it. */
+export async function releaseDevRun(file = RUN_LOCK_FILE): Promise<void> {
+  const holder = Number((await readFile(file, 'utf8').catch(() => '')).trim());
+  if (holder === process.pid) await rm(file, { force: true });
 }

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { printProcessWarnings } from '../src/logger.ts';
-import { ENDPOINTS_FILE, readEndpoints, removeEndpoints, writeEndpoints } from './endpoints-file.ts';
+import { claimDevRun, ENDPOINTS_FILE, releaseDevRun, removeEndpoints, writeEndpoints } from './endpoints-file.ts';
 import { freePorts } from './local-stack/free-port.ts';
 import { type LocalStack, startLocalStack } from './local-stack/index.ts';
 import { redact } from './local-stack/stack-environment.ts';
@@ -16,10 +16,7 @@ const say = (line: string) => void process.stderr.write(`local stack: ${line}\n`
 async function main(): Promise<void> {
   printProcessWarnings();
   // One run per checkout: a second would take over .local-stack/endpoints.json and the first run's port.
-  const running = await readEndpoints().catch(() => undefined);
-  if (running?.pid !== undefined) {
-    throw new Error(`npm run dev already runs in this checkout (pid ${running.pid}, service on ${running.serviceUrl}); stop it first`);
-  }
+  await claimDevRun();
   const stack = await startLocalStack();
   let service: SupervisedProcess | undefined;
   let stopping = false;
@@ -34,6 +31,7 @@ async function main(): Promise<void> {
     say('stopping the stack');
     await stack.stop();
     await removeEndpoints();
+    await releaseDevRun();
     process.exit(code);
   };
   // Listening for good (a repeated signal finds shutdown under way) tells the supervisor's hooks the order is ours.
@@ -157,5 +155,6 @@ async function serviceAnswers(serviceUrl: string, service: SupervisedProcess): P
 main().catch(async (error: unknown) => {
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
   await removeEndpoints();
+  await releaseDevRun();
   process.exit(1);
 });

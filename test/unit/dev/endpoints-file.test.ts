@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readEndpoints, removeEndpoints, writeEndpoints } from '../../../dev/endpoints-file.ts';
+import { claimDevRun, readEndpoints, releaseDevRun, removeEndpoints, writeEndpoints } from '../../../dev/endpoints-file.ts';
 
 const endpoints = {
   kafkaBrokers: ['127.0.0.1:9092'],
@@ -74,5 +74,29 @@ describe('the dev endpoints file', () => {
     const file = await tempFile();
     await writeFile(file, '{"kafkaBrokers": 1}');
     await expect(readEndpoints(file)).rejects.toThrow(`${file} is not what \`npm run dev\` writes; delete it and start again`);
+  });
+});
+
+describe('the one-run-per-checkout lock', () => {
+  it('is taken by one run, refused to a second while the first runs, and taken over once it is gone', async () => {
+    const file = await tempFile();
+    await claimDevRun(file);
+    expect((await readFile(file, 'utf8')).trim()).toBe(String(process.pid));
+    // Another running `npm run dev` holds it.
+    const run = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', 'dev/start.ts'], { stdio: 'ignore' });
+    try {
+      await writeFile(file, `${run.pid}\n`);
+      await expect(claimDevRun(file)).rejects.toThrow(`npm run dev already runs in this checkout (pid ${run.pid}); stop it first`);
+      await releaseDevRun(file);
+      expect((await readFile(file, 'utf8')).trim()).toBe(String(run.pid));
+    } finally {
+      run.kill();
+    }
+    // Its holder gone (killed without cleaning up): the next run takes it over, and gives it up when it stops.
+    await writeFile(file, `${deadPid()}\n`);
+    await claimDevRun(file);
+    expect((await readFile(file, 'utf8')).trim()).toBe(String(process.pid));
+    await releaseDevRun(file);
+    await expect(readFile(file, 'utf8')).rejects.toThrow(/ENOENT/);
   });
 });
