@@ -83,6 +83,42 @@ export type ConditionNode =
   | { type: 'any' | 'all'; field: string; condition: ConditionNode }
   | AccumulateNode;
 
+/**
+ * The same condition with every node's keys in the documented order (type first). JSON storage (jsonb) reorders keys;
+ * readers should see a rule as it was written.
+ */
+export function inDocumentedOrder(node: ConditionNode): ConditionNode {
+  switch (node.type) {
+    case 'condition':
+      return { type: node.type, field: node.field, op: node.op, value: node.value };
+    case 'and':
+    case 'or':
+      return { type: node.type, children: node.children.map(inDocumentedOrder) };
+    case 'not':
+      return { type: node.type, child: inDocumentedOrder(node.child) };
+    case 'exists':
+      return { type: node.type, field: node.field };
+    case 'any':
+    case 'all':
+      return { type: node.type, field: node.field, condition: inDocumentedOrder(node.condition) };
+    case 'accumulate': {
+      const { function: fn, field, where, window_seconds, op, value } = node;
+      return {
+        type: node.type,
+        function: fn,
+        ...(field === undefined ? {} : { field }),
+        ...(where === undefined ? {} : { where: inDocumentedOrder(where) }),
+        ...(window_seconds === undefined ? {} : { window_seconds }),
+        op,
+        value,
+      };
+    }
+    default:
+      // A node of a kind this version does not know is shown as stored.
+      return node;
+  }
+}
+
 export interface AccumulateNode {
   type: 'accumulate';
   function: AccumulateFunction;

@@ -1,5 +1,6 @@
 // Maps between rule drafts, rows and the StoredRule every caller sees.
 import type { Insertable, Selectable } from 'kysely';
+import { inDocumentedOrder } from '../contracts/condition-dsl.ts';
 import { DEFAULT_DOMAIN } from '../contracts/rule.ts';
 import type { RulesTable } from './database.ts';
 import type { RuleDraft, StoredRule } from './types.ts';
@@ -43,7 +44,7 @@ export function toStoredRule(row: Selectable<RulesTable>): StoredRule {
     id: row.id,
     name: row.name,
     domain: row.domain,
-    condition_dsl: row.condition_dsl,
+    condition_dsl: inDocumentedOrder(row.condition_dsl),
     action: row.action,
     priority: row.priority,
     enabled: row.enabled,
@@ -53,5 +54,23 @@ export function toStoredRule(row: Selectable<RulesTable>): StoredRule {
     version: row.version,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** A rule snapshot read back from JSON storage (a version's), with its fields and condition in the documented order. */
+export function snapshotInOrder(rule: StoredRule): StoredRule {
+  return {
+    id: rule.id,
+    name: rule.name,
+    domain: rule.domain,
+    condition_dsl: inDocumentedOrder(rule.condition_dsl),
+    action: rule.action,
+    priority: rule.priority,
+    enabled: rule.enabled,
+    ...(rule.description === undefined ? {} : { description: rule.description }),
+    ...(rule.tags === undefined ? {} : { tags: rule.tags }),
+    version: rule.version,
+    created_at: rule.created_at,
+    updated_at: rule.updated_at,
   };
 }

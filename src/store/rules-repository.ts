@@ -6,7 +6,7 @@ import { decodeCursor, pageLimit, toPage } from './cursor.ts';
 import type { Database } from './database.ts';
 import { isUniqueViolation, withDatabase } from './database-errors.ts';
 import { isRowId, MAX_ROW_ID } from './row-id.ts';
-import { fieldsOf, patchedFields, type RuleFields, ruleColumns, toStoredRule } from './rule-rows.ts';
+import { fieldsOf, patchedFields, type RuleFields, ruleColumns, snapshotInOrder, toStoredRule } from './rule-rows.ts';
 import type { AuditAction, Change, RulesRepository, StoredRule, VersionCondition } from './types.ts';
 
 export function createRulesRepository(db: Kysely<Database>): RulesRepository {
@@ -121,7 +121,7 @@ export function createRulesRepository(db: Kysely<Database>): RulesRepository {
           rule_id: row.rule_id,
           version: row.version,
           change: row.change,
-          rule: row.snapshot,
+          rule: snapshotInOrder(row.snapshot),
           changed_at: row.changed_at.toISOString(),
           actor: row.actor,
         }));

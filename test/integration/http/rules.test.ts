@@ -169,6 +169,46 @@ describe.each(STORE_KINDS)('rules, rulesets and audit over HTTP (%s)', (kind) =>
     expect(empty.json()).toEqual({ detail: 'The request body is empty; send a JSON object.', error_code: 'VALIDATION_ERROR' });
   });
 
+  it('answers a rule, on every route and in its versions, with its fields and condition keys in the documented order', async () => {
+    const condition = {
+      type: 'and',
+      children: [
+        { type: 'condition', field: 'amount', op: '>', value: 5000 },
+        { type: 'not', child: { type: 'exists', field: 'vip' } },
+        { type: 'any', field: 'items', condition: { type: 'condition', field: 'sku', op: 'in', value: ['a', 'b'] } },
+      ],
+    };
+    const written = JSON.stringify(condition);
+    const created = await json(t.app, 'POST', '/api/v1/rules', ruleDraft(`ordered-${randomUUID()}`, { condition_dsl: condition }));
+    const id = created.json().id;
+    const fields = [
+      'id',
+      'name',
+      'domain',
+      'condition_dsl',
+      'action',
+      'priority',
+      'enabled',
+      'tags',
+      'version',
+      'created_at',
+      'updated_at',
+    ];
+    for (const response of [
+      created,
+      await json(t.app, 'GET', `/api/v1/rules/${id}`),
+      await json(t.app, 'PATCH', `/api/v1/rules/${id}`, { priority: 3 }),
+    ]) {
+      expect(Object.keys(response.json())).toEqual(fields);
+      expect(JSON.stringify(response.json().condition_dsl)).toBe(written);
+    }
+    const versions = (await json(t.app, 'GET', `/api/v1/rules/${id}/versions`)).json() as { rule: Record<string, unknown> }[];
+    for (const version of versions) {
+      expect(Object.keys(version.rule)).toEqual(fields);
+      expect(JSON.stringify(version.rule.condition_dsl)).toBe(written);
+    }
+  });
+
   it('lists every version of a rule, oldest first, also after it was deleted', async () => {
     const created = (await json(t.app, 'POST', '/api/v1/rules', ruleDraft(`v-${randomUUID()}`))).json();
     await json(t.app, 'PATCH', `/api/v1/rules/${created.id}`, { action: 'second' });
