@@ -48,7 +48,7 @@ export function findAccumulateNodes(ruleId: number, condition: ConditionNode): {
         visit(node.child, `${path}.not`);
         return;
       case 'accumulate':
-        found.push({ id: `r${ruleId}:${path}:${fnv1a(JSON.stringify(node))}`, node });
+        found.push({ id: `r${ruleId}:${path}:${fnv1a(jsonbOrderedJson(node))}`, node });
         return;
       default:
         return;
@@ -56,6 +56,23 @@ export function findAccumulateNodes(ruleId: number, condition: ConditionNode): {
   };
   visit(condition, 'root');
   return found;
+}
+
+/**
+ * JSON with every object's keys in PostgreSQL jsonb's order (shorter first, then by their UTF-8 bytes): an accumulate
+ * node's id must not depend on the order a reader gave its keys, and the ids sessions already hold were made from nodes
+ * read back from jsonb in that order.
+ */
+export function jsonbOrderedJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : jsonbOrderedJson(item))).join(',')}]`;
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+  const keys = Object.keys(value).filter((key) => (value as Record<string, unknown>)[key] !== undefined);
+  keys.sort((a, b) => {
+    const left = Buffer.from(a);
+    const right = Buffer.from(b);
+    return left.length - right.length || Buffer.compare(left, right);
+  });
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${jsonbOrderedJson((value as Record<string, unknown>)[key])}`).join(',')}}`;
 }
 
 /** A fact (or element) conditions can hold against: a non-null, non-array object. */

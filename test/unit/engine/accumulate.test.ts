@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ConditionNode } from '../../../src/contracts/condition-dsl.ts';
 import type { RuleInput } from '../../../src/contracts/rule.ts';
+import { findAccumulateNodes, jsonbOrderedJson } from '../../../src/engine/accumulators.ts';
 import { compileCondition, RuleEngine, renderCondition, validateCondition } from '../../../src/engine/index.ts';
 
 const leaf = (field: string, op: string, value: unknown) => ({ type: 'condition', field, op, value });
@@ -225,5 +226,36 @@ describe('accumulate with aggregates from a session', () => {
       'sum(amount where type == "login_failed") over 60s > 5',
     );
     expect(render({ function: 'avg', field: 'a', op: 'between', value: [1, 2] })).toBe('avg(a) between [1, 2]');
+  });
+});
+
+describe('accumulator ids', () => {
+  // The node as written and as PostgreSQL's jsonb gives it back (keys shorter first, then by bytes).
+  const written = {
+    type: 'accumulate',
+    function: 'count',
+    where: { type: 'condition', field: 'type', op: '==', value: 'login_failed' },
+    window_seconds: 600,
+    op: '>=',
+    value: 3,
+  };
+  const fromJsonb = {
+    op: '>=',
+    type: 'accumulate',
+    value: 3,
+    where: { op: '==', type: 'condition', field: 'type', value: 'login_failed' },
+    function: 'count',
+    window_seconds: 600,
+  };
+
+  it("do not depend on the order of a node's keys, and stay the ids sessions already hold", () => {
+    const ids = [written, fromJsonb].map((node) => findAccumulateNodes(1, node as ConditionNode).map((found) => found.id));
+    // Pinned: the id made from the node read back from jsonb before ids ignored key order.
+    expect(ids).toEqual([['r1:root:7c4f6dad'], ['r1:root:7c4f6dad']]);
+  });
+
+  it('hash JSON with keys in jsonb order, multibyte keys by their UTF-8 bytes', () => {
+    expect(jsonbOrderedJson(written)).toBe(JSON.stringify(fromJsonb));
+    expect(jsonbOrderedJson({ é: 1, z: 2, aa: 3, b: [{ d: 1, c: undefined }] })).toBe('{"b":[{"d":1}],"z":2,"aa":3,"é":1}');
   });
 });
