@@ -1,6 +1,6 @@
 // The endpoints of the stack `npm run dev` started, in .local-stack/endpoints.json, so the helper scripts can find them.
 import { readFileSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -86,28 +86,60 @@ export async function devBrokers(env: Readonly<Record<string, string | undefined
 }
 
 /**
- * Claims this checkout for one `npm run dev`: created exclusively, so two runs started together cannot both go on; a
- * lock whose run is gone is taken over. Throws, naming the pid, while another run holds it.
+ * Claims this checkout for one `npm run dev`. The lock appears whole (linked from a file already holding our pid), so a
+ * reader never sees it empty; a lock whose run is gone is replaced by one run only (under a takeover marker). Throws,
+ * naming the pid, while another run holds it.
  */
 export async function claimDevRun(file = RUN_LOCK_FILE): Promise<void> {
   await mkdir(dirname(file), { recursive: true });
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await writeFile(file, `${process.pid}\n`, { flag: 'wx' });
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
+  const mine = `${file}.${process.pid}`;
+  await writeFile(mine, `${process.pid}\n`);
+  try {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        await link(mine, file);
+        return;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      const holder = await pidIn(file);
+      if (holder !== undefined && holder !== process.pid && isRunning(holder)) {
+        throw new Error(`npm run dev already runs in this checkout (pid ${holder}); stop it first`);
+      }
+      await replaceStale(file, holder, mine);
     }
-    const holder = Number((await readFile(file, 'utf8').catch(() => '')).trim());
-    if (Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && isRunning(holder)) {
-      throw new Error(`npm run dev already runs in this checkout (pid ${holder}); stop it first`);
-    }
-    await rm(file, { force: true });
+    throw new Error(`${file} keeps changing: another npm run dev is starting in this checkout; try again`);
+  } finally {
+    await rm(mine, { force: true });
   }
+}
+
+/** Removes a stale lock still held by `holder`, unless another run is replacing it (its takeover marker is live). */
+async function replaceStale(file: string, holder: number | undefined, mine: string): Promise<void> {
+  const marker = `${file}.takeover`;
+  try {
+    await link(mine, marker);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const other = await pidIn(marker);
+    // A marker left by a run that died mid-takeover is cleared; a live one means waiting for that run.
+    if (other === undefined || !isRunning(other)) await rm(marker, { force: true });
+    else await new Promise((resolve) => setTimeout(resolve, 50));
+    return;
+  }
+  try {
+    if ((await pidIn(file)) === holder) await rm(file, { force: true });
+  } finally {
+    await rm(marker, { force: true });
+  }
+}
+
+async function pidIn(file: string): Promise<number | undefined> {
+  const pid = Number((await readFile(file, 'utf8').catch(() => '')).trim());
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
 }
 
 /** Gives the checkout up, if this run holds it. */
 export async function releaseDevRun(file = RUN_LOCK_FILE): Promise<void> {
-  const holder = Number((await readFile(file, 'utf8').catch(() => '')).trim());
-  if (holder === process.pid) await rm(file, { force: true });
+  if ((await pidIn(file)) === process.pid) await rm(file, { force: true });
 }

@@ -100,3 +100,33 @@ describe('the one-run-per-checkout lock', () => {
     await expect(readFile(file, 'utf8')).rejects.toThrow(/ENOENT/);
   });
 });
+
+describe('the one-run-per-checkout lock under contention', () => {
+  it('goes to exactly one of several runs started together over a stale lock', async () => {
+    const file = await tempFile();
+    await writeFile(file, `${deadPid()}\n`);
+    const module = new URL('../../../dev/endpoints-file.ts', import.meta.url).href;
+    const script = [
+      `const { claimDevRun } = await import(${JSON.stringify(module)});`,
+      `const outcome = await claimDevRun(${JSON.stringify(file)}).then(() => 'claimed', () => 'refused');`,
+      'process.stdout.write(outcome);',
+      // Held while the others try: a run that exited would leave a stale lock, rightly taken over.
+      'await new Promise((resolve) => setTimeout(resolve, 1500));',
+    ].join('\n');
+    const outcomes = await Promise.all(
+      Array.from({ length: 6 }, () => {
+        // The last argument makes each look like `npm run dev` (its command line names dev/start.ts).
+        const child = spawn(process.execPath, ['--input-type=module', '-e', script, 'dev/start.ts'], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        let out = '';
+        child.stdout.on('data', (chunk) => {
+          out += String(chunk);
+        });
+        return new Promise<string>((resolve) => child.on('exit', () => resolve(out)));
+      }),
+    );
+    expect(outcomes.filter((outcome) => outcome === 'claimed')).toHaveLength(1);
+    expect(outcomes.filter((outcome) => outcome === 'refused')).toHaveLength(5);
+  });
+});
