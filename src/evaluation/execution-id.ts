@@ -1,5 +1,6 @@
 // Execution ids are UUID v7: time-ordered, and the store finds a stored execution through the milliseconds at their front.
 import { randomFillSync } from 'node:crypto';
+import { executionIdKey } from '../store/execution-batches.ts';
 
 const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
 // One randomFillSync per 409 ids: a call into the CSPRNG costs more than formatting an id.
@@ -45,9 +46,7 @@ export function newExecutionId(nowMs: number = Date.now()): string {
   );
 }
 
-/** The Unix milliseconds at the front of a UUID v7, or undefined for any other id. */
+/** The Unix milliseconds at the front of a UUID v7 (the key the store finds it by), or undefined for any other id. */
 export function executionIdTime(id: string): number | undefined {
-  if (id.length !== 36 || id[14] !== '7') return undefined;
-  const ms = Number.parseInt(id.slice(0, 8), 16) * 0x10000 + Number.parseInt(id.slice(9, 13), 16);
-  return Number.isFinite(ms) ? ms : undefined;
+  return id[14] === '7' ? executionIdKey(id) : undefined;
 }
