@@ -84,13 +84,13 @@ export type ConditionNode =
   | AccumulateNode;
 
 /**
- * The same condition with every node's keys in the documented order (type first). JSON storage (jsonb) reorders keys;
- * readers should see a rule as it was written.
+ * A copy of the condition with every node's keys in the documented order (type first), list values copied too. JSON
+ * storage (jsonb) reorders keys, and readers should see a rule as it was written; the engine freezes this copy.
  */
 export function inDocumentedOrder(node: ConditionNode): ConditionNode {
   switch (node.type) {
     case 'condition':
-      return { type: node.type, field: node.field, op: node.op, value: node.value };
+      return { type: node.type, field: node.field, op: node.op, value: Array.isArray(node.value) ? [...node.value] : node.value };
     case 'and':
     case 'or':
       return { type: node.type, children: node.children.map(inDocumentedOrder) };
@@ -110,7 +110,7 @@ export function inDocumentedOrder(node: ConditionNode): ConditionNode {
         ...(where === undefined ? {} : { where: inDocumentedOrder(where) }),
         ...(window_seconds === undefined ? {} : { window_seconds }),
         op,
-        value,
+        value: Array.isArray(value) ? [...value] : value,
       };
     }
     default:

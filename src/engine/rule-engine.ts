@@ -1,5 +1,5 @@
 // RuleEngine: a compiled, immutable rule set. Indexed matching per domain, explanations, no I/O and no clock of its own.
-import { CANONICAL_OPERATOR, type ConditionNode } from '../contracts/condition-dsl.ts';
+import { CANONICAL_OPERATOR, type ConditionNode, inDocumentedOrder } from '../contracts/condition-dsl.ts';
 import type { EvaluationResult, Explanation } from '../contracts/evaluation.ts';
 import { DEFAULT_DOMAIN, type Rule, type RuleInput } from '../contracts/rule.ts';
 import { AppError } from '../errors.ts';
@@ -79,39 +79,17 @@ function normalizeRule(input: RuleInput, index: number): UncheckedRule {
   return rule;
 }
 
-/** A frozen deep copy of a validated condition, so callers cannot change a compiled rule under the engine. */
+/** A frozen deep copy of a validated condition (keys in the documented order), so callers cannot change a compiled rule under the engine. */
 function freezeCondition(node: ConditionNode): ConditionNode {
-  switch (node.type) {
-    case 'condition':
-      return Object.freeze({
-        type: node.type,
-        field: node.field,
-        op: node.op,
-        value: Array.isArray(node.value) ? Object.freeze([...node.value]) : node.value,
-      }) as ConditionNode;
-    case 'and':
-    case 'or':
-      return Object.freeze({ type: node.type, children: Object.freeze(node.children.map(freezeCondition)) }) as ConditionNode;
-    case 'not':
-      return Object.freeze({ type: node.type, child: freezeCondition(node.child) });
-    case 'exists':
-      return Object.freeze({ type: node.type, field: node.field });
-    case 'any':
-    case 'all':
-      return Object.freeze({ type: node.type, field: node.field, condition: freezeCondition(node.condition) });
-    case 'accumulate': {
-      const { type, function: fn, field, where, window_seconds, op, value } = node;
-      return Object.freeze({
-        type,
-        function: fn,
-        ...(field === undefined ? {} : { field }),
-        ...(where === undefined ? {} : { where: freezeCondition(where) }),
-        ...(window_seconds === undefined ? {} : { window_seconds }),
-        op,
-        value: Array.isArray(value) ? Object.freeze([...value]) : value,
-      }) as ConditionNode;
-    }
+  return deepFreeze(inDocumentedOrder(node));
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const item of Object.values(value)) deepFreeze(item);
+    Object.freeze(value);
   }
+  return value;
 }
 
 function byFiredOrder(a: Rule, b: Rule): number {
