@@ -39,8 +39,8 @@ export interface BatchProcessorOptions {
   maxResultBytes?: number;
   /** What set maxResultBytes, named in the dead-letter reason; default KAFKA_MAX_RESULT_BYTES. */
   maxResultBytesSource?: string;
-  /** Most bytes one result record may take with its headers (the results topic's limit); default from maxResultBytes. */
-  maxResultRecordBytes?: number;
+  /** Most record bytes one batch to the results topic may hold, so one result with its headers too (see resultBatchBytes). */
+  resultBatchBytes?: number;
 }
 
 const DEFAULT_MAX_RESULT_BYTES = 1_000_000;
@@ -197,7 +197,7 @@ export class BatchProcessor {
   /** The dead-letter reason for a result the broker would refuse as too large, else undefined. */
   #oversized(record: Message): { code: 'PAYLOAD_TOO_LARGE'; detail: string } | undefined {
     const limit = this.#options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
-    const recordLimit = this.#options.maxResultRecordBytes ?? resultBatchBytes(limit);
+    const recordLimit = this.#options.resultBatchBytes ?? resultBatchBytes(limit);
     const headers = headerBytes(record);
     if (surelyWithin(record, Math.min(limit, recordLimit - headers - RECORD_OVERHEAD_BYTES))) return undefined;
     const bytes = byteLength(record.value) + byteLength(record.key);

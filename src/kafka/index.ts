@@ -155,8 +155,8 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
       maxResultBytes: config.maxResultBytes,
     });
     if (created.length > 0) log.info({ topics: created }, 'created Kafka topics');
-    const maxResultBytes = await resultLimit(admin, config, log);
-    const outputTopics = { ...config, resultBatchBytes: maxResultBytes.maxResultRecordBytes };
+    const limits = await resultLimits(admin, config, log);
+    const outputTopics = { ...config, resultBatchBytes: limits.resultBatchBytes };
 
     const output: ResultOutput = config.exactlyOnce
       ? new TransactionalOutput(kafka, outputTopics, config.groupId, config.factsTopic)
@@ -168,7 +168,7 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
       evaluate: evaluateWith(deps.evaluator, deps.config.recordExecutions),
       sessions: sessionRouter(deps.sessions, config.streaming, config.recordExecutions),
       maxUnexpectedAttempts: tuning.maxUnexpectedAttempts,
-      ...maxResultBytes,
+      ...limits,
     });
 
     const changelog = deps.rules === undefined ? undefined : await startChangelog(kafka, admin, changelogTopic, instanceId, deps, log);
@@ -256,11 +256,11 @@ async function startChangelog(
  * KAFKA_MAX_RESULT_BYTES, lowered (with a warning) to what an existing results topic takes, so such a result is
  * dead-lettered; and the most bytes one record batch to that topic may hold.
  */
-async function resultLimit(
+async function resultLimits(
   admin: Admin,
   config: KafkaConfig,
   log: Logger,
-): Promise<{ maxResultBytes: number; maxResultBytesSource?: string; maxResultRecordBytes: number }> {
+): Promise<{ maxResultBytes: number; maxResultBytesSource?: string; resultBatchBytes: number }> {
   const topicBytes = await maxMessageBytesOf(admin, config.resultsTopic).catch((error: unknown) => {
     log.warn(
       { err: error, topic: config.resultsTopic },
@@ -268,13 +268,13 @@ async function resultLimit(
     );
     return undefined;
   });
-  const maxResultRecordBytes = resultBatchBytes(config.maxResultBytes, topicBytes);
+  const batchBytes = resultBatchBytes(config.maxResultBytes, topicBytes);
   const topicLimit = topicBytes === undefined ? undefined : topicBytes - resultHeadroom(topicBytes);
   if (topicLimit === undefined || topicLimit >= config.maxResultBytes)
-    return { maxResultBytes: config.maxResultBytes, maxResultRecordBytes };
+    return { maxResultBytes: config.maxResultBytes, resultBatchBytes: batchBytes };
   log.warn(
     { topic: config.resultsTopic, configured: config.maxResultBytes, topic_allows: topicLimit },
     "the results topic takes smaller messages than KAFKA_MAX_RESULT_BYTES: larger results are dead-lettered at the topic's limit (raise its max.message.bytes to publish them)",
   );
-  return { maxResultBytes: topicLimit, maxResultBytesSource: "the results topic's max.message.bytes", maxResultRecordBytes };
+  return { maxResultBytes: topicLimit, maxResultBytesSource: "the results topic's max.message.bytes", resultBatchBytes: batchBytes };
 }

@@ -91,7 +91,7 @@ describe('BatchProcessor', () => {
       decoder: undefined,
       evaluate: evaluation,
       maxUnexpectedAttempts: 3,
-      maxResultRecordBytes: 20_000,
+      resultBatchBytes: 20_000,
     });
     const heavy = { ...message(2, { facts: { amount: 500 } }), headers: { baggage: 'b'.repeat(30_000) } };
     const light = { ...message(3, { facts: { amount: 500 } }), headers: { baggage: 'b'.repeat(10_000) } };
