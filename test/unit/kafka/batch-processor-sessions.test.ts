@@ -22,8 +22,10 @@ class FakeSessions implements KafkaSessions {
   readonly facts = new Map<string, Set<string>>();
   /** Fact ids whose next write fails with this error (once). */
   readonly failOnce = new Map<string, Error>();
-  /** Per session id, milliseconds a write waits before applying, to shake out ordering. */
-  readonly delays = new Map<string, number>();
+  /** Per session id, what a write waits for before applying, to shake out ordering (else one timer tick). */
+  readonly holds = new Map<string, Promise<unknown>>();
+  /** Called with each write applied, as `session/fact`. */
+  onApplied: (entry: string) => void = () => undefined;
   readonly known = new Set<string>(['s-a', 's-b']);
 
   async addFact(sessionId: string, factId: string, event: Record<string, unknown>): Promise<SessionEvaluation> {
@@ -36,7 +38,7 @@ class FakeSessions implements KafkaSessions {
   }
 
   async #apply(sessionId: string, factId: string, _event: Record<string, unknown>): Promise<SessionEvaluation> {
-    await new Promise((resolve) => setTimeout(resolve, this.delays.get(sessionId) ?? 0));
+    await (this.holds.get(sessionId) ?? new Promise((resolve) => setTimeout(resolve, 0)));
     const failure = this.failOnce.get(factId);
     if (failure !== undefined) {
       this.failOnce.delete(factId);
@@ -47,6 +49,7 @@ class FakeSessions implements KafkaSessions {
     facts.add(factId);
     this.facts.set(sessionId, facts);
     this.applied.push(`${sessionId}/${factId}`);
+    this.onApplied(`${sessionId}/${factId}`);
     const after = facts.size >= 3;
     return {
       session_id: sessionId,
@@ -109,7 +112,15 @@ describe('BatchProcessor with sessions', () => {
 
   it('applies writes to one session in offset order even when they are slow, and other sessions alongside', async () => {
     const sessions = new FakeSessions();
-    sessions.delays.set('s-a', 15);
+    // s-a's writes are held until s-b's last one is applied: were s-b queued behind s-a, the run would never finish.
+    sessions.holds.set(
+      's-a',
+      new Promise((resolve) => {
+        sessions.onApplied = (entry) => {
+          if (entry === 's-b/f5') resolve(undefined);
+        };
+      }),
+    );
     const input = [0, 1, 2, 3, 4, 5].map((offset) =>
       message(offset, { facts: {}, session_id: offset % 2 === 0 ? 's-a' : 's-b', fact_id: `f${offset}` }),
     );
