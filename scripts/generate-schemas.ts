@@ -64,7 +64,8 @@ export const SCHEMAS: readonly SchemaEntry[] = [
     title: 'Dead-letter headers (Kafka)',
     description:
       'The headers of a message on the dead-letter topic (KAFKA_DLQ_TOPIC), as UTF-8 text; its key, value and other headers ' +
-      'are those of the original message. See docs/kafka.md.',
+      'are those of the original message, except that a dead letter larger than the dead-letter topic takes has a null value and ' +
+      'only these headers (error_detail says so). See docs/kafka.md.',
     schema: deadLetterHeadersSchema,
   },
 ];

@@ -91,7 +91,9 @@ export const deadLetterHeadersSchema = z
     [DEAD_LETTER_HEADERS.sourcePartition]: z.string().regex(/^\d+$/),
     [DEAD_LETTER_HEADERS.sourceOffset]: z.string().regex(/^\d+$/),
   })
-  .describe('Headers of a message on the dead-letter topic; its key and value are the original bytes.');
+  .describe(
+    'Headers of a message on the dead-letter topic; its key and value are the original bytes, or null when the dead-letter topic takes smaller messages (error_detail then says so).',
+  );
 export type DeadLetterHeaders = z.infer<typeof deadLetterHeadersSchema>;
 
 /** The value of a message on the compacted rule changelog; its key is the rule id (or ruleset id). */

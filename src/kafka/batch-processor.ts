@@ -5,10 +5,17 @@ import type { SessionEvaluation } from '../evaluation/session-evaluator.ts';
 import type { RegistryDecoder } from './fact-codec.ts';
 import { type DecodedFact, decodeFactValue } from './fact-codec.ts';
 import { decideFailure } from './failure-policy.ts';
-import { deadLetterRecord, type InputMessage, type KafkaEvaluation, resultRecord, sessionResultRecord } from './result-message.ts';
+import {
+  deadLetterRecord,
+  type InputMessage,
+  type KafkaEvaluation,
+  positionOnlyDeadLetter,
+  resultRecord,
+  sessionResultRecord,
+} from './result-message.ts';
 import { byteLength, headerBytes, RECORD_OVERHEAD_BYTES, recordBytes } from './result-output.ts';
 import type { SessionRouter, SessionWork } from './session-routing.ts';
-import { resultBatchBytes } from './topics.ts';
+import { deadLetterBatchBytes, resultBatchBytes } from './topics.ts';
 
 /**
  * Evaluates one decoded fact message through the evaluate use case (the one POST /api/v1/evaluate uses); `json` is the
@@ -41,6 +48,8 @@ export interface BatchProcessorOptions {
   maxResultBytesSource?: string;
   /** Most record bytes one batch to the results topic may hold, so one result with its headers too (see resultBatchBytes). */
   resultBatchBytes?: number;
+  /** Most record bytes one batch to the dead-letter topic may hold (see deadLetterBatchBytes). */
+  deadLetterBatchBytes?: number;
 }
 
 const DEFAULT_MAX_RESULT_BYTES = 1_000_000;
@@ -110,7 +119,7 @@ export class BatchProcessor {
         if (record !== undefined) {
           const tooLarge = this.#oversized(record);
           if (tooLarge === undefined) run.results.push(record);
-          else run.deadLetters.push(deadLetterRecord(message, source, tooLarge));
+          else run.deadLetters.push(this.#deadLetter(message, source, tooLarge));
         }
       } else {
         const key = attemptKey(source);
@@ -124,7 +133,7 @@ export class BatchProcessor {
           run.retry = { offset: message.offset, attempt: Math.max(1, attempt), reason: decision.reason };
           break;
         }
-        run.deadLetters.push(deadLetterRecord(message, source, decision));
+        run.deadLetters.push(this.#deadLetter(message, source, decision));
       }
       // Only messages that failed before keep a retry count: most runs have none to forget.
       if (this.#attempts.size > 0) this.#attempts.delete(attemptKey(source));
@@ -214,6 +223,14 @@ export class BatchProcessor {
       code: 'PAYLOAD_TOO_LARGE',
       detail: `the result with the ${headers} bytes of headers carried from the input is ${whole} bytes, over the ${recordLimit} bytes the results topic takes in one message; send smaller headers`,
     };
+  }
+
+  /** The message's dead letter, whole when the dead-letter topic takes it, else with its reason and position only. */
+  #deadLetter(message: InputMessage, source: SourcePosition, failure: { code: string; detail: string }): Message {
+    const record = deadLetterRecord(message, source, failure);
+    const limit = this.#options.deadLetterBatchBytes ?? deadLetterBatchBytes();
+    const bytes = recordBytes(record);
+    return bytes <= limit ? record : positionOnlyDeadLetter(message, source, failure, { bytes, limit });
   }
 
   #decode(message: InputMessage): Decoded | Promise<Decoded> {

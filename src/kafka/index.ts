@@ -13,7 +13,7 @@ import { AtLeastOnceOutput, type ResultOutput } from './result-output.ts';
 import { RuleChangelog } from './rule-changelog.ts';
 import { connectSchemaRegistry, createRegistryDecoder } from './schema-registry-decoder.ts';
 import { type KafkaSessions, sessionRouter } from './session-routing.ts';
-import { ensureTopics, maxMessageBytesOf, resultBatchBytes, resultHeadroom } from './topics.ts';
+import { deadLetterBatchBytes, ensureTopics, maxMessageBytesOf, resultBatchBytes, resultHeadroom } from './topics.ts';
 import { TransactionalOutput } from './transactional-output.ts';
 
 export type { EvaluateFactMessage } from './batch-processor.ts';
@@ -155,8 +155,8 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
       maxResultBytes: config.maxResultBytes,
     });
     if (created.length > 0) log.info({ topics: created }, 'created Kafka topics');
-    const limits = await resultLimits(admin, config, log);
-    const outputTopics = { ...config, resultBatchBytes: limits.resultBatchBytes };
+    const limits = { ...(await resultLimits(admin, config, log)), deadLetterBatchBytes: await deadLetterLimit(admin, config, log) };
+    const outputTopics = { ...config, resultBatchBytes: limits.resultBatchBytes, deadLetterBatchBytes: limits.deadLetterBatchBytes };
 
     const output: ResultOutput = config.exactlyOnce
       ? new TransactionalOutput(kafka, outputTopics, config.groupId, config.factsTopic)
@@ -277,4 +277,16 @@ async function resultLimits(
     "the results topic takes smaller messages than KAFKA_MAX_RESULT_BYTES: larger results are dead-lettered at the topic's limit (raise its max.message.bytes to publish them)",
   );
   return { maxResultBytes: topicLimit, maxResultBytesSource: "the results topic's max.message.bytes", resultBatchBytes: batchBytes };
+}
+
+/** The most bytes one record batch to the dead-letter topic may hold, from its max.message.bytes. */
+async function deadLetterLimit(admin: Admin, config: KafkaConfig, log: Logger): Promise<number> {
+  const topicBytes = await maxMessageBytesOf(admin, config.dlqTopic).catch((error: unknown) => {
+    log.warn(
+      { err: error, topic: config.dlqTopic },
+      "the dead-letter topic's max.message.bytes could not be read; assuming it takes what it is created to take",
+    );
+    return undefined;
+  });
+  return deadLetterBatchBytes(topicBytes);
 }

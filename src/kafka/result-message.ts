@@ -2,7 +2,8 @@
 import type { IHeaders, Message } from 'kafkajs';
 import type { ResultMessage, SessionResultMessage, SourcePosition } from '../contracts/kafka-messages.ts';
 import type { SessionEvaluation } from '../evaluation/session-evaluator.ts';
-import { deadLetterHeaders, resultHeaders } from './headers.ts';
+import { deadLetterHeaders, MAX_DETAIL_LENGTH, resultHeaders } from './headers.ts';
+import { recordBytes } from './result-output.ts';
 
 /** What the evaluate use case answers for one fact, as the result message needs it. */
 export interface KafkaEvaluation {
@@ -70,4 +71,21 @@ export function deadLetterRecord(input: InputMessage, source: SourcePosition, fa
     value: input.value,
     headers: deadLetterHeaders(input.headers, { ...failure, ...source }),
   };
+}
+
+/**
+ * The dead letter of a message the dead-letter topic cannot take whole: its key (when that fits), the reason and the
+ * source position, where the original bytes stay until the facts topic's retention removes them; refused by the broker, the
+ * whole one would hold up its partition for good.
+ */
+export function positionOnlyDeadLetter(
+  input: InputMessage,
+  source: SourcePosition,
+  failure: { code: string; detail: string },
+  size: { bytes: number; limit: number },
+): Message {
+  const note = ` (original value and headers not copied: the dead letter would be ${size.bytes} bytes, over the ${size.limit} bytes the dead-letter topic takes in one message; read them at source_topic, source_partition, source_offset)`;
+  const detail = `${failure.detail.slice(0, MAX_DETAIL_LENGTH - note.length)}${note}`;
+  const record: Message = { key: input.key, value: null, headers: deadLetterHeaders(undefined, { ...failure, detail, ...source }) };
+  return recordBytes(record) <= size.limit ? record : { ...record, key: null };
 }

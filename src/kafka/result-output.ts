@@ -28,6 +28,8 @@ export interface OutputTopics {
   dlqTopic: string;
   /** Most record bytes the results topic takes in one record batch (see resultBatchBytes); MAX_REQUEST_BYTES when larger. */
   resultBatchBytes?: number;
+  /** Most record bytes the dead-letter topic takes in one record batch (see deadLetterBatchBytes); MAX_REQUEST_BYTES when larger. */
+  deadLetterBatchBytes?: number;
 }
 
 /**
@@ -41,24 +43,26 @@ export const MAX_REQUEST_BYTES = 512 * 1024;
 export const RECORD_OVERHEAD_BYTES = 64;
 
 /**
- * The delivery's records as produce requests of at most MAX_REQUEST_BYTES each, or the results topic's batch limit when
- * smaller (a record larger than that goes alone),
- * in order, to be sent one after the other: usually one request.
+ * The delivery's records as produce requests of at most MAX_REQUEST_BYTES each, and of at most what each topic takes in
+ * one record batch when that is smaller (a record larger than that goes alone), in order, to be sent one after the
+ * other: usually one request.
  */
 export function produceRequests(topics: OutputTopics, delivery: Delivery): TopicMessages[][] {
   const requests: TopicMessages[][] = [];
   let request: TopicMessages[] = [];
   let bytes = 0;
-  // A results topic that takes smaller batches than that (its max.message.bytes) bounds every request.
-  const maxBytes = Math.min(MAX_REQUEST_BYTES, topics.resultBatchBytes ?? MAX_REQUEST_BYTES);
-  const append = (topic: string, messages: Message[]) => {
+  const append = (topic: string, messages: Message[], topicBatchBytes: number | undefined) => {
+    // A topic that takes smaller batches than a request (its max.message.bytes) bounds its part of every request.
+    const maxTopicBytes = Math.min(MAX_REQUEST_BYTES, topicBatchBytes ?? MAX_REQUEST_BYTES);
     let current: TopicMessages | undefined;
+    let topicBytes = 0;
     for (const message of messages) {
       const size = recordBytes(message);
-      if (bytes > 0 && bytes + size > maxBytes) {
+      if ((bytes > 0 && bytes + size > MAX_REQUEST_BYTES) || (topicBytes > 0 && topicBytes + size > maxTopicBytes)) {
         requests.push(request);
         request = [];
         bytes = 0;
+        topicBytes = 0;
         current = undefined;
       }
       if (current === undefined) {
@@ -67,10 +71,11 @@ export function produceRequests(topics: OutputTopics, delivery: Delivery): Topic
       }
       current.messages.push(message);
       bytes += size;
+      topicBytes += size;
     }
   };
-  append(topics.resultsTopic, delivery.results);
-  append(topics.dlqTopic, delivery.deadLetters);
+  append(topics.resultsTopic, delivery.results, topics.resultBatchBytes);
+  append(topics.dlqTopic, delivery.deadLetters, topics.deadLetterBatchBytes);
   if (request.length > 0) requests.push(request);
   return requests;
 }

@@ -45,6 +45,11 @@ export function resultBatchBytes(maxResultBytes: number, topicMaxMessageBytes?: 
   return (topicMaxMessageBytes ?? maxResultBytes + RESULT_HEADROOM_BYTES) - RECORD_BATCH_OVERHEAD_BYTES;
 }
 
+/** Most record bytes one batch to the dead-letter topic may hold: its max.message.bytes when the broker said, else what it is created to take. */
+export function deadLetterBatchBytes(topicMaxMessageBytes?: number): number {
+  return (topicMaxMessageBytes ?? DLQ_MAX_MESSAGE_BYTES) - RECORD_BATCH_OVERHEAD_BYTES;
+}
+
 /** Facts, results and dead letters share the partition count; the changelog is compacted and needs one partition for order. */
 export function topicConfigs(plan: TopicPlan): ITopicConfig[] {
   const topics = [plan.factsTopic, plan.resultsTopic, plan.dlqTopic];

@@ -387,3 +387,71 @@ describe('Kafka pipeline: a poison message as large as the broker takes', () => 
     expect(answers.filter((message) => message.topic === topics.results)).toHaveLength(1);
   });
 });
+
+describe('Kafka pipeline: a dead-letter topic made elsewhere that takes smaller messages than the facts topic', () => {
+  const topics = uniqueTopics('dlq-small');
+  let kafka: Kafka;
+  let admin: Admin;
+  let service: InProcessService;
+  let received: Received[];
+  const DLQ_MAX_MESSAGE_BYTES = 20_000;
+  // Over what the dead-letter topic takes, with or without its headers; the facts topic takes it (1 MiB).
+  const big = Buffer.from(`{"facts": {"pad": "${'x'.repeat(30_000)}`);
+  // A header that alone takes the dead letter past the topic's limit.
+  const baggage = 'b'.repeat(25_000);
+
+  beforeAll(async () => {
+    kafka = testKafka();
+    admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({
+      topics: [
+        { topic: topics.dlq, numPartitions: 1, configEntries: [{ name: 'max.message.bytes', value: String(DLQ_MAX_MESSAGE_BYTES) }] },
+      ],
+      waitForLeaders: true,
+    });
+    service = await startInProcessService(kafkaConfig(topics, { partitions: 1 }), { changelogTopic: topics.changelog });
+    // Then 40 poison messages of ~1 KB on the same key: ~45 KB of dead letters in one run, over one batch of that topic.
+    const run = Array.from({ length: 40 }, (_, index) => ({ key: 'k', value: `{"facts": {"n": ${index}, "pad": "${'x'.repeat(1_000)}` }));
+    await produce(kafka, topics.facts, [
+      { key: 'k', value: big },
+      { key: 'k', value: '{"facts": 1}', headers: { baggage } },
+      ...run,
+      { key: 'k', value: JSON.stringify({ facts: { amount: 1 } }) },
+    ]);
+    received = await collect(kafka, [topics.results, topics.dlq], (all) => distinctAnswers(all) >= 43, {
+      groupPrefix: topics.group,
+      settleMs: 500,
+    });
+  });
+
+  afterAll(() => stopKafkaTest(service, admin, topics));
+
+  it('dead-letters every message, in order, and answers the fact after them instead of holding up the partition', async () => {
+    expectAnsweredAtLeastOnce(received, 43, mayHaveReplayed(service.pipeline.state()));
+    const offsetOf = (message: Received) => message.headers.source_offset ?? parse<ResultMessage>(message).source.offset;
+    const answers = firstAnswers(received).sort((a, b) => Number(offsetOf(a)) - Number(offsetOf(b)));
+    expect(answers.map((message) => message.topic)).toEqual([...Array.from({ length: 42 }, () => topics.dlq), topics.results]);
+    expect(answers.map((message) => Number(offsetOf(message)))).toEqual(Array.from({ length: 43 }, (_, index) => index));
+    expect(await eventually(async () => (await service.pipeline.lag()) === 0, 30_000)).toBe(true);
+  });
+
+  it('sends a dead letter the topic cannot take with its reason and position but without the bytes it cannot hold', () => {
+    const [tooBig, tooManyHeaders, fitting] = firstAnswers(received)
+      .filter((message) => message.topic === topics.dlq)
+      .sort((a, b) => Number(a.headers.source_offset) - Number(b.headers.source_offset));
+    expect(tooBig!.value).toBeNull();
+    expect(String(tooBig!.key)).toBe('k');
+    expect(tooBig!.headers.error_code).toBe('VALIDATION_ERROR');
+    expect(tooBig!.headers.error_detail).toMatch(
+      /^value is not valid JSON: .*\(original value and headers not copied: the dead letter would be 30\d{3} bytes, over the 19872 bytes the dead-letter topic takes in one message; read them at source_topic, source_partition, source_offset\)$/,
+    );
+    expect(tooManyHeaders!.value).toBeNull();
+    expect(tooManyHeaders!.headers.baggage).toBeUndefined();
+    expect(tooManyHeaders!.headers.error_detail).toMatch(
+      /^fact message does not match the schema: .*\(original value and headers not copied/,
+    );
+    // One that fits keeps its bytes.
+    expect(String(fitting!.value)).toMatch(/^\{"facts": \{"n": 0, /);
+  });
+});

@@ -108,6 +108,37 @@ describe('BatchProcessor', () => {
     );
   });
 
+  it('sends a dead letter larger than the dead-letter topic takes with its reason and position only', async () => {
+    const processor = new BatchProcessor({
+      decoder: undefined,
+      evaluate: evaluation,
+      maxUnexpectedAttempts: 3,
+      deadLetterBatchBytes: 5_000,
+    });
+    const bigValue = message(1, `{"facts": "${'x'.repeat(6_000)}`);
+    const bigKey = message(2, '{"facts": 1}', 'k'.repeat(6_000));
+    const small = message(3, '{"facts": 2}');
+    const run = await processor.process('facts', 0, [bigValue, bigKey, small, message(4, { facts: { amount: 5 } })]);
+    expect(run.lastHandledOffset).toBe('4');
+    expect(run.results).toHaveLength(1);
+    const [first, second, third] = run.deadLetters;
+    expect(first!.value).toBeNull();
+    expect(String(first!.key)).toBe('k-1');
+    expect(first!.headers?.['correlation-id']).toBeUndefined();
+    expect(header(first!, 'error_code')).toBe('VALIDATION_ERROR');
+    expect(header(first!, 'source_offset')).toBe('1');
+    expect(header(first!, 'error_detail')).toMatch(
+      /^value is not valid JSON: .*\(original value and headers not copied: the dead letter would be 6\d{3} bytes, over the 5000 bytes the dead-letter topic takes in one message; read them at source_topic, source_partition, source_offset\)$/,
+    );
+    expect(header(first!, 'error_detail').length).toBeLessThanOrEqual(2_000);
+    // A key too large to go along goes too: the reason and the position still reach the topic.
+    expect(second!.key).toBeNull();
+    expect(header(second!, 'source_offset')).toBe('2');
+    expect(header(second!, 'error_detail')).toMatch(/^fact message does not match the schema: .*\(original value and headers not copied/);
+    expect(third!.value).toEqual(small.value);
+    expect(third!.headers?.['correlation-id']).toBe('c-3');
+  });
+
   it('dead-letters every poison message with its reason and goes on with the rest', async () => {
     const processor = new BatchProcessor({ decoder: undefined, evaluate: evaluation, maxUnexpectedAttempts: 3 });
     const run = await processor.process('facts', 2, [

@@ -47,6 +47,18 @@ describe('produceRequests', () => {
     expect(requests.flatMap((request) => request.flatMap((batch) => batch.messages))).toEqual(results);
   });
 
+  it("keeps each topic's part of a request within that topic's batch limit", () => {
+    const results = Array.from({ length: 20 }, (_, index) => record(index, 400));
+    const deadLetters = Array.from({ length: 50 }, (_, index) => record(100 + index, 400));
+    const requests = produceRequests({ ...topics, deadLetterBatchBytes: 5_000 }, delivery(results, deadLetters));
+    expect(requests.length).toBeGreaterThan(4);
+    for (const request of requests)
+      for (const batch of request) if (batch.topic === 'dlq') expect(sizeOf(batch.messages)).toBeLessThanOrEqual(5_000);
+    // The results, ~10 KB, still go in the first request: the dead-letter topic's limit does not bound them.
+    expect(requests[0]![0]!.messages).toEqual(results);
+    expect(requests.flatMap((request) => request.flatMap((batch) => batch.messages))).toEqual([...results, ...deadLetters]);
+  });
+
   it('sends a record larger than a request alone', () => {
     const requests = produceRequests(topics, delivery([record(0, 10), record(1, MAX_REQUEST_BYTES + 1), record(2, 10)], []));
     expect(requests.map((request) => request[0]!.messages.map((m) => m.headers?.source_offset))).toEqual([['0'], ['1'], ['2']]);
