@@ -1,6 +1,7 @@
 // JSON in and out: the only body parser (poisoning and nesting guards, so nothing recurses without bound), and ready JSON replies.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { nestsDeeperThan } from '../contracts/json-depth.ts';
+import { hugeNumberProblem, mayHoldHugeNumber, nonFiniteNumberPath } from '../contracts/json-numbers.ts';
 import { mayHoldPoisoningKey, poisoningKeyPath } from '../contracts/poisoning-keys.ts';
 import { AppError } from '../errors.ts';
 
@@ -9,7 +10,8 @@ export const MAX_BODY_DEPTH = 128;
 
 /**
  * Parses a JSON body. Like secure-json-parse with protoAction/constructorAction "error": an own `__proto__` key, or a
- * `constructor` object carrying `prototype`, is refused. Malformed JSON, poisoning and over-deep nesting are VALIDATION_ERROR.
+ * `constructor` object carrying `prototype`, is refused. Malformed JSON, poisoning, over-deep nesting and numbers a double
+ * cannot hold (1e400) are VALIDATION_ERROR.
  */
 export function parseJsonBody(text: string): unknown {
   if (text.trim() === '') throw new AppError('VALIDATION_ERROR', 'The request body is empty; send a JSON object.');
@@ -18,6 +20,10 @@ export function parseJsonBody(text: string): unknown {
     value = JSON.parse(text);
   } catch (error) {
     throw new AppError('VALIDATION_ERROR', `The request body is not valid JSON: ${(error as Error).message}`);
+  }
+  if (mayHoldHugeNumber(text)) {
+    const path = nonFiniteNumberPath(value);
+    if (path !== undefined) throw new AppError('VALIDATION_ERROR', `The request body ${hugeNumberProblem(path)}.`);
   }
   const suspiciousKeys = mayHoldPoisoningKey(text);
   // Every level of nesting takes two brackets, so a body this short cannot be too deep and needs no walk.

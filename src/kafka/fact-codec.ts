@@ -1,6 +1,7 @@
 // Turns the bytes of a facts-topic message into a FactMessage, or says precisely why it never can.
 
 import { z } from 'zod';
+import { hugeNumberProblem, mayHoldHugeNumber, nonFiniteNumberPath } from '../contracts/json-numbers.ts';
 import { type FactMessage, factMessageSchema } from '../contracts/kafka-messages.ts';
 import { mayHoldPoisoningKey, poisoningKeyPath } from '../contracts/poisoning-keys.ts';
 import { AppError } from '../errors.ts';
@@ -27,7 +28,7 @@ export function wireSchemaId(value: Buffer): number {
 
 /**
  * Parses a JSON value; VALIDATION_ERROR with the parser's reason when the bytes are not JSON, and (as over HTTP) when
- * an object has an own `__proto__` key or a `constructor` object carrying `prototype`.
+ * an object has an own `__proto__` key or a `constructor` object carrying `prototype`, or a number a double cannot hold.
  */
 export function parseJsonValue(value: Buffer | null): unknown {
   return parseJsonText(jsonText(value));
@@ -46,6 +47,10 @@ function parseJsonText(text: string): unknown {
     throw new AppError('VALIDATION_ERROR', `value is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
   if (mayHoldPoisoningKey(text)) refusePoisoning(parsed);
+  if (mayHoldHugeNumber(text)) {
+    const path = nonFiniteNumberPath(parsed);
+    if (path !== undefined) throw new AppError('VALIDATION_ERROR', `value ${hugeNumberProblem(path)}`);
+  }
   return parsed;
 }
 

@@ -116,6 +116,19 @@ describe.each(STORE_KINDS)('bad input over HTTP (%s)', (kind) => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it('refuses a number a double cannot hold with 400 naming where, on every route that takes JSON', async () => {
+    const detail = 'The request body holds a number beyond the range of a double (±1.7976931348623157e308) at facts.amount.';
+    expectError(await raw('/api/v1/evaluate', '{"facts":{"amount":1e400}}'), 400, 'VALIDATION_ERROR', detail);
+    expectError(await raw('/api/v1/evaluate/bulk', '{"facts":[{"amount":1},{"amount":-1e400}]}'), 400, 'VALIDATION_ERROR');
+    expectError(
+      await raw('/api/v1/rules', '{"name":"x","action":"y","condition_dsl":{"type":"condition","field":"a","op":">","value":1e999}}'),
+      400,
+      'VALIDATION_ERROR',
+    );
+    // The largest double and the text "1e400" are fine.
+    expect((await raw('/api/v1/evaluate', '{"facts":{"amount":1.7976931348623157e308,"note":"1e400"}}')).statusCode).toBe(200);
+  });
+
   it('refuses __proto__ and constructor keys spelled with \\u escapes just the same', async () => {
     expectError(
       await raw('/api/v1/evaluate', '{"facts":{"\\u005f_proto__":{"amount":500}}}'),

@@ -39,6 +39,11 @@ const POISON: Poison[] = [
   { name: 'prototype poisoning', value: Buffer.from('{"facts":{"__proto__":{"admin":true}}}'), detail: /forbidden key at facts.__proto__/ },
   { name: 'a tombstone', value: null, detail: /^message has no value$/ },
   {
+    name: 'a number a double cannot hold',
+    value: Buffer.from('{"facts":{"amount":-1e400}}'),
+    detail: /^value holds a number beyond the range of a double \(±1\.7976931348623157e308\) at facts\.amount$/,
+  },
+  {
     name: 'a registry-framed value without a registry',
     value: Buffer.from([0, 0, 0, 0, 7, 2, 4]),
     detail: /^value is in the schema registry wire format but SCHEMA_REGISTRY_URL is not configured$/,

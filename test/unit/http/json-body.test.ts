@@ -31,6 +31,23 @@ describe('parseJsonBody', () => {
     expect(error.message).toMatch(/^The request body is not valid JSON: /);
   });
 
+  it('rejects a number a double cannot hold, naming where, and keeps the large ones it can', () => {
+    expect(rejection('{"facts":{"amount":1e400}}').toBody()).toEqual({
+      error_code: 'VALIDATION_ERROR',
+      detail: 'The request body holds a number beyond the range of a double (±1.7976931348623157e308) at facts.amount.',
+    });
+    expect(rejection('{"facts":{"list":[1,-2E+999]}}').message).toMatch(/ at facts\.list\[1\]\.$/);
+    expect(rejection(`{"n":${'9'.repeat(400)}}`).message).toMatch(/ at n\.$/);
+    expect(rejection('1e999').message).toBe('The request body holds a number beyond the range of a double (±1.7976931348623157e308).');
+    expect(parseJsonBody('{"a":1.7976931348623157e308,"b":1e-400,"c":"1e400","d":-1e300}')).toEqual({
+      a: Number.MAX_VALUE,
+      b: 0,
+      c: '1e400',
+      d: -1e300,
+    });
+    expect(parseJsonBody(`{"n":${'9'.repeat(308)}}`)).toEqual({ n: Number(`${'9'.repeat(308)}`) });
+  });
+
   it('rejects an own __proto__ key anywhere, naming where', () => {
     const error = rejection('{"facts":{"user":{"__proto__":{"admin":true}}}}');
     expect(error.code).toBe('VALIDATION_ERROR');

@@ -55,6 +55,13 @@ describe('parseJsonValue', () => {
     expect(validationDetail(() => parseJsonValue(Buffer.alloc(0)))).toBe('message has no value');
   });
 
+  it('rejects a number a double cannot hold, naming where', () => {
+    expect(validationDetail(() => parseJsonValue(Buffer.from('{"facts":{"a":{"b":1E400}}}')))).toBe(
+      'value holds a number beyond the range of a double (±1.7976931348623157e308) at facts.a.b',
+    );
+    expect(parseJsonValue(Buffer.from('{"facts":{"a":"1E400","b":1e308}}'))).toEqual({ facts: { a: '1E400', b: 1e308 } });
+  });
+
   it('rejects text that is not JSON, saying so', () => {
     expect(validationDetail(() => parseJsonValue(Buffer.from('{"facts": ')))).toMatch(/^value is not valid JSON: /);
     expect(validationDetail(() => parseJsonValue(Buffer.from('not json')))).toMatch(/^value is not valid JSON: /);

@@ -1,0 +1,34 @@
+// Numbers JSON text can spell but a double cannot hold (1e400 parses as Infinity), refused alike over HTTP and Kafka:
+// evaluated as Infinity but recorded as null, such a fact would fire rules its own stored record contradicts.
+
+// Only an exponent of three digits or more, or a run of 309 digits, can spell a number past ±1.8e308 (two tests: an
+// alternation of both scans several times slower).
+const LONG_EXPONENT = /[eE]\+?\d\d\d/;
+const LONG_DIGITS = /\d{309}/;
+
+/** Whether JSON text can hold a number beyond the range of a double at all. */
+export function mayHoldHugeNumber(text: string): boolean {
+  return LONG_EXPONENT.test(text) || (text.length >= 309 && LONG_DIGITS.test(text));
+}
+
+/** The path (`facts.a[0]`) of the first number that is not finite, walked without recursion; undefined when there is none. */
+export function nonFiniteNumberPath(root: unknown): string | undefined {
+  const stack: { value: unknown; path: string }[] = [{ value: root, path: '' }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) return path;
+      continue;
+    }
+    if (typeof value !== 'object' || value === null) continue;
+    for (const [key, child] of Object.entries(value)) {
+      stack.push({ value: child, path: Array.isArray(value) ? `${path}[${key}]` : path === '' ? key : `${path}.${key}` });
+    }
+  }
+  return undefined;
+}
+
+/** What to say about a number a double cannot hold, at `path` (empty: the whole value). */
+export function hugeNumberProblem(path: string): string {
+  return `holds a number beyond the range of a double (±1.7976931348623157e308)${path === '' ? '' : ` at ${path}`}`;
+}
