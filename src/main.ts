@@ -54,8 +54,9 @@ async function main(): Promise<void> {
       logger.info({ signal }, 'stop requested during start-up: stopping once the step in progress is done');
     }
   };
-  process.once('SIGTERM', () => onSignal('SIGTERM'));
-  process.once('SIGINT', () => onSignal('SIGINT'));
+  // Kept for good: a repeated signal (a process group's SIGTERM and its supervisor's forward of it) must not kill the stop.
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
 
   try {
     await start(config, logger, lifecycle);

@@ -92,7 +92,7 @@ describe('the service as a process (node src/main.ts)', () => {
     });
   });
 
-  it('on SIGTERM finishes the request in flight, writes every pending execution and exits 0', async () => {
+  it('on SIGTERM, repeated and with SIGINT beside it, finishes the request in flight, writes every pending execution and exits 0', async () => {
     const single = JSON.parse(
       (await send(service.port, 'POST', '/api/v1/evaluate', '{"facts":{"amount":1}}', { 'content-type': 'application/json' })).body,
     );
@@ -120,6 +120,10 @@ describe('the service as a process (node src/main.ts)', () => {
       // The signal goes out once the whole request is on the wire and the server has begun on it.
       req.on('finish', () => setTimeout(() => service.child.kill('SIGTERM'), 200));
       req.end(bulkBody);
+    });
+    // More signals once the stop is under way, as when a process group and its supervisor both pass one on.
+    service.child.stdout!.on('data', (chunk: Buffer) => {
+      if (chunk.toString('utf8').includes('"msg":"shutting down') && service.child.kill('SIGTERM')) service.child.kill('SIGINT');
     });
 
     const response = await inFlight;
