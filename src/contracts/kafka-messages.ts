@@ -96,7 +96,7 @@ export const deadLetterHeadersSchema = z
   );
 export type DeadLetterHeaders = z.infer<typeof deadLetterHeadersSchema>;
 
-/** The value of a message on the compacted rule changelog; its key is the rule id (or ruleset id). */
+/** The value of a message on the compacted rule changelog; its key is `rule-<id>`, or `all` for a change not tied to one rule. */
 export const ruleChangeMessageSchema = z
   .strictObject({
     revision: z.number().int().min(0).describe('The store-wide rule revision the change produced.'),

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { BatchProcessor } from './batch-processor.ts';
+import { type CrashRestart, restartAfterCrashes } from './crash-restart.ts';
 import { backoffMs } from './failure-policy.ts';
 import type { ResultOutput } from './result-output.ts';
 
@@ -70,6 +71,7 @@ export class FactConsumer {
   // Per partition: consecutive delivery failures (for back-off) and the timer that resumes it.
   readonly #failures = new Map<number, number>();
   readonly #resumeTimers = new Map<number, NodeJS.Timeout>();
+  readonly #restarts: CrashRestart;
 
   constructor(options: FactConsumerOptions) {
     this.#options = options;
@@ -84,6 +86,12 @@ export class FactConsumer {
       heartbeatInterval: 1_000,
     });
     this.#watchEvents();
+    this.#restarts = restartAfterCrashes(this.#consumer, {
+      name: 'Kafka consumer',
+      logger: options.logger,
+      backoff: options.backoff,
+      start: () => this.start(),
+    });
   }
 
   state(): ConsumerState {
@@ -116,6 +124,7 @@ export class FactConsumer {
     this.#status = 'stopping';
     for (const timer of this.#resumeTimers.values()) clearTimeout(timer);
     this.#resumeTimers.clear();
+    await this.#restarts.stop();
     await this.#consumer.disconnect();
     this.#status = 'stopped';
   }
@@ -220,6 +229,11 @@ export class FactConsumer {
   #watchEvents(): void {
     const { events } = this.#consumer;
     this.#consumer.on(events.GROUP_JOIN, (event) => {
+      // kafkajs does not cancel a restart already connecting when it is stopped: such a late join must own nothing.
+      if (this.#status === 'stopping' || this.#status === 'stopped') {
+        void this.#consumer.disconnect().catch(() => undefined);
+        return;
+      }
       const partitions = event.payload.memberAssignment[this.#options.topic] ?? [];
       this.#assigned = [...partitions].sort((a, b) => a - b);
       this.#status = 'running';

@@ -1,8 +1,10 @@
 // Rule changes reach every instance through a compacted changelog topic: each instance publishes its changes and
 // follows the topic in a group of its own, reloading its catalog from the store to the revision a change names.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import { type RuleChangeMessage, ruleChangeMessageSchema } from '../contracts/kafka-messages.ts';
+import { type CrashRestart, restartAfterCrashes } from './crash-restart.ts';
 import { backoffMs } from './failure-policy.ts';
 import { orderedProducer } from './result-output.ts';
 
@@ -43,6 +45,9 @@ export function mergeReloadTarget(a: ReloadTarget, b: ReloadTarget): ReloadTarge
 
 export type ReloadTarget = number | undefined | null;
 
+/** Longest a stop waits for the changelog consumer to leave its group. */
+const STOP_WAIT_MS = 3_000;
+
 export class RuleChangelog {
   readonly #options: RuleChangelogOptions;
   readonly #consumer: Consumer;
@@ -51,18 +56,38 @@ export class RuleChangelog {
   #target: ReloadTarget = null;
   #reloading: Promise<void> | undefined;
   #stopped = false;
+  readonly #restarts: CrashRestart;
 
   constructor(options: RuleChangelogOptions) {
     this.#options = options;
-    this.#consumer = options.kafka.consumer({ groupId: options.groupId, maxWaitTimeInMs: 250, allowAutoTopicCreation: false });
+    this.#consumer = options.kafka.consumer({
+      groupId: options.groupId,
+      maxWaitTimeInMs: 250,
+      allowAutoTopicCreation: false,
+      // As the facts consumer's: a member lost in a broker outage is let go after 10 s, not kafkajs's 30, so the
+      // rejoin (and a stop waiting on it) is not held up for longer than the service's stop may take.
+      sessionTimeout: 10_000,
+      heartbeatInterval: 1_000,
+    });
     this.#producer = orderedProducer(options.kafka);
+    // Changes published between the catalog's first load and joining (or while a crashed consumer was away) are
+    // caught by one reload to the latest revision.
+    this.#consumer.on(this.#consumer.events.GROUP_JOIN, () => this.#requestReload(undefined));
+    this.#restarts = restartAfterCrashes(this.#consumer, {
+      name: 'rule changelog consumer',
+      logger: options.logger,
+      backoff: { initialMs: 100, maxMs: 5_000 },
+      start: () => this.#startConsumer(),
+    });
   }
 
   async start(): Promise<void> {
     await this.#producer.connect();
+    await this.#startConsumer();
+  }
+
+  async #startConsumer(): Promise<void> {
     await this.#consumer.connect();
-    // Changes published between the catalog's first load and joining are caught by one reload to the latest revision.
-    this.#consumer.on(this.#consumer.events.GROUP_JOIN, () => this.#requestReload(undefined));
     // From the beginning: a change committed after that reload read the store, but published before this consumer's
     // first fetch fixed a "latest" position, would be in neither. The topic is compacted (one record per rule), and
     // a reload to a revision the catalog already has reads nothing.
@@ -92,7 +117,9 @@ export class RuleChangelog {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    await this.#consumer.disconnect();
+    await this.#restarts.stop();
+    // A rejoin after a broker outage can hold a disconnect up to the session timeout: the group is deleted below anyway.
+    await Promise.race([this.#consumer.disconnect(), sleep(STOP_WAIT_MS, undefined, { ref: false })]);
     await this.#producer.disconnect();
     await this.#reloading?.catch(() => undefined);
     // The group was this instance's alone; it has no committed offsets worth keeping.

@@ -48,4 +48,46 @@ describe('rule changelog', () => {
       await changelog.stop();
     }
   });
+
+  it('starts its consumer again after a crash kafkajs does not restart, and still follows the changes', async () => {
+    // The first entry that is not a rule change makes the logger throw a TypeError inside the batch handler: kafkajs
+    // treats that as unrecoverable and leaves the consumer stopped, as after a broker restart's "no group coordinator".
+    const logger = pino({ level: 'silent' });
+    const warn = logger.warn.bind(logger);
+    let injected = false;
+    logger.warn = ((...args: Parameters<typeof warn>) => {
+      if (!injected && String(args.at(-1)).startsWith('skipping a rule changelog entry')) {
+        injected = true;
+        throw new TypeError('injected crash');
+      }
+      return warn(...args);
+    }) as typeof logger.warn;
+    const own = uniqueTopics('changelog-crash');
+    await admin.createTopics({ topics: [{ topic: own.changelog, numPartitions: 1 }], waitForLeaders: true });
+    const targets: (number | undefined)[] = [];
+    const changelog = new RuleChangelog({
+      kafka,
+      admin,
+      topic: own.changelog,
+      groupId: `${own.group}.changelog.b`,
+      reload: async (revision) => {
+        targets.push(revision);
+      },
+      logger,
+    });
+    await changelog.start();
+    const producer = kafka.producer();
+    await producer.connect();
+    try {
+      await producer.send({ topic: own.changelog, messages: [{ key: 'garbage', value: 'not a change' }] });
+      expect(await eventually(() => injected, 10_000)).toBe(true);
+      const change = { revision: 77, rule_id: 3, change: 'create' as const, at: new Date().toISOString() };
+      await producer.send({ topic: own.changelog, messages: [{ key: changeKey(change), value: JSON.stringify(change) }] });
+      expect(await eventually(() => targets.includes(77), 20_000)).toBe(true);
+    } finally {
+      await producer.disconnect();
+      await changelog.stop();
+      await deleteTestTopics(admin, own);
+    }
+  });
 });
