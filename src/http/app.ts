@@ -12,6 +12,7 @@ import { MemorySessionStore } from '../sessions/memory-session-store.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import type { Store } from '../store/types.ts';
 import { registerAuth } from './auth.ts';
+import { trackConnections } from './connection-drain.ts';
 import { clientErrorReplier, frameworkErrorReplier, MAX_PARAM_LENGTH, registerErrorHandling } from './error-handler.ts';
 import { registerJsonBody } from './json-body.ts';
 import { registerOpenApi } from './openapi.ts';
@@ -97,8 +98,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   registerErrorHandling(app, config.bodyLimit);
 
   let draining = false;
+  const connections = trackConnections(app.server);
   app.addHook('preClose', async () => {
     draining = true;
+    connections.drain();
   });
   const authenticate = registerAuth(app, config.apiKeys);
   // One callback hook for shutdown and authentication: every hook, and a promise per hook, costs each request.

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { request } from 'node:http';
-import { type AddressInfo, createServer } from 'node:net';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countStoredExecutions } from '../../../src/store/execution-batches.ts';
@@ -186,6 +186,46 @@ describe('the service as a process with Redis sessions and Prometheus metrics', 
     expect(metrics.body).toMatch(/^rules_session_cache_facts 3$/m);
     expect(metrics.body).toMatch(/^rules_session_cache_sessions 1$/m);
     expect((await send(service.port, 'DELETE', `/api/v1/sessions/${session.id}`)).status).toBe(204);
+  });
+});
+
+describe('a stop signal with clients that never finish a request', () => {
+  it('closes their connections instead of waiting on them, and exits 0 with every execution written', async () => {
+    const dataDir = await createTempDataDir();
+    // Well under Node's 60 s headers timeout: a stop that waited on these connections would exit 1 at this bound.
+    const service = await startService({ RULES_DATA_DIR: dataDir.path, RULES_SHUTDOWN_TIMEOUT: '12s' });
+    const json = { 'content-type': 'application/json' };
+    const sockets: Socket[] = [];
+    try {
+      const answered = await send(service.port, 'POST', '/api/v1/evaluate', '{"facts":{"amount":1}}', json);
+      expect(answered.status).toBe(200);
+      const open = async (text: string) => {
+        const socket = connect(service.port, '127.0.0.1');
+        sockets.push(socket);
+        socket.on('error', () => undefined);
+        await once(socket, 'connect');
+        if (text !== '') socket.write(text);
+      };
+      // A connection that never sends a request (a browser's preconnect), half a request's headers, half its body.
+      await open('');
+      await open('POST /api/v1/evaluate HTTP/1.1\r\nHost: x\r\n');
+      await open('POST /api/v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"facts":');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const closed = sockets.map((socket) => once(socket, 'close'));
+      service.child.kill('SIGTERM');
+      expect(await service.exit).toBe(0);
+      await Promise.all(closed);
+      const store = await openStore({ dataDir: dataDir.path });
+      try {
+        expect(await store.executions.get(JSON.parse(answered.body).execution_id)).toMatchObject({ source: 'http' });
+      } finally {
+        await store.close();
+      }
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      if (service.child.exitCode === null) service.child.kill('SIGKILL');
+      await dataDir.remove();
+    }
   });
 });
 
