@@ -19,7 +19,17 @@ export interface ConsumerState {
   waiting_for_store: boolean;
   /** Joins of the consumer group since start; each after the first is a rebalance, which may answer uncommitted runs again. */
   group_joins: number;
+  /** Milliseconds since the group coordinator last answered (a heartbeat or a join); null before the first join. */
+  ms_since_heartbeat: number | null;
   last_error: string | null;
+}
+
+/** The consumer's session: a broker silent this long has let the member go, or cannot be reached. */
+export const SESSION_TIMEOUT_MS = 10_000;
+
+/** In the group and heard from within a session: a broker that stopped answering (a network black hole) is not ready. */
+export function consumerReady(state: ConsumerState): boolean {
+  return state.status === 'running' && state.ms_since_heartbeat !== null && state.ms_since_heartbeat < SESSION_TIMEOUT_MS;
 }
 
 export interface FactConsumerOptions {
@@ -42,6 +52,8 @@ export interface FactConsumerOptions {
 }
 
 const BACKLOG_POLL_MS = 100;
+/** How often a stop checks whether the broker still answers while it waits for the consumer to leave. */
+const STOP_POLL_MS = 250;
 /** Heartbeats while a run is processed and delivered (kafkajs sends at most one per heartbeatInterval). */
 const HEARTBEAT_TICK_MS = 1_000;
 
@@ -68,6 +80,8 @@ export class FactConsumer {
   #lastError: string | null = null;
   #waitingForStore = false;
   #groupJoins = 0;
+  // performance.now() of the coordinator's last answer (heartbeat or join).
+  #lastHeartbeat: number | undefined;
   // Per partition: consecutive delivery failures (for back-off) and the timer that resumes it.
   readonly #failures = new Map<number, number>();
   readonly #resumeTimers = new Map<number, NodeJS.Timeout>();
@@ -82,7 +96,7 @@ export class FactConsumer {
       allowAutoTopicCreation: false,
       maxWaitTimeInMs: 500,
       // A crashed instance's partitions move on after 10 s; heartbeats go out between runs, well inside that.
-      sessionTimeout: 10_000,
+      sessionTimeout: SESSION_TIMEOUT_MS,
       heartbeatInterval: 1_000,
     });
     this.#watchEvents();
@@ -99,6 +113,7 @@ export class FactConsumer {
       status: this.#status,
       waiting_for_store: this.#waitingForStore,
       group_joins: this.#groupJoins,
+      ms_since_heartbeat: this.#lastHeartbeat === undefined ? null : Math.round(performance.now() - this.#lastHeartbeat),
       assigned_partitions: [...this.#assigned],
       backing_off_partitions: [...this.#resumeTimers.keys()].sort((a, b) => a - b),
       last_error: this.#lastError,
@@ -125,7 +140,18 @@ export class FactConsumer {
     for (const timer of this.#resumeTimers.values()) clearTimeout(timer);
     this.#resumeTimers.clear();
     await this.#restarts.stop();
-    await this.#consumer.disconnect();
+    // Leaving finishes the batch in hand; a broker silent for a whole session cannot take its commit, so the stop goes on.
+    const stopAt = performance.now();
+    const leaving = this.#consumer.disconnect().then(() => true);
+    let left = false;
+    while (!left) {
+      left = await Promise.race([leaving, sleep(STOP_POLL_MS, false)]);
+      if (!left && performance.now() - (this.#lastHeartbeat ?? stopAt) >= SESSION_TIMEOUT_MS) break;
+    }
+    if (!left) {
+      leaving.catch(() => undefined);
+      this.#options.logger.warn('the broker has not answered for a whole consumer session: stopping without leaving the group');
+    }
     this.#status = 'stopped';
   }
 
@@ -238,12 +264,16 @@ export class FactConsumer {
       this.#assigned = [...partitions].sort((a, b) => a - b);
       this.#status = 'running';
       this.#groupJoins += 1;
+      this.#lastHeartbeat = performance.now();
       const owned = new Set(this.#assigned);
       this.#options.processor.forgetPartitionsExcept(this.#options.topic, owned);
       this.#options.output
         .assigned(owned)
         .catch((error: unknown) => this.#options.logger.warn({ err: error }, 'releasing producers failed'));
       this.#options.logger.info({ group_id: this.#options.groupId, partitions: this.#assigned }, 'Kafka consumer joined the group');
+    });
+    this.#consumer.on(events.HEARTBEAT, () => {
+      this.#lastHeartbeat = performance.now();
     });
     this.#consumer.on(events.REBALANCING, () => {
       if (this.#status === 'running') this.#status = 'rebalancing';

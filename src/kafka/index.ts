@@ -1,12 +1,13 @@
 // The Kafka pipeline's entry point: creates topics, starts the facts consumer and the rule changelog, and stops them in order.
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Admin, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import { CHANGELOG_TOPIC, type KafkaConfig } from '../config.ts';
 import type { RuleChangeMessage } from '../contracts/kafka-messages.ts';
 import { BatchProcessor, type EvaluateFactMessage } from './batch-processor.ts';
 import { readLag } from './consumer-lag.ts';
-import { type ConsumerState, FactConsumer } from './fact-consumer.ts';
+import { type ConsumerState, consumerReady, FactConsumer } from './fact-consumer.ts';
 import { kafkajsLevel, pinoLogCreator } from './kafkajs-log.ts';
 import type { KafkaEvaluation } from './result-message.ts';
 import { AtLeastOnceOutput, type ResultOutput } from './result-output.ts';
@@ -59,6 +60,9 @@ function withDomain(evaluation: Omit<KafkaEvaluation, 'domain'>, domain: string 
     revision: evaluation.revision,
   };
 }
+
+/** Longest a stop waits for one Kafka client (admin, producers, the changelog) to disconnect. */
+const DISCONNECT_WAIT_MS = 3_000;
 
 export interface KafkaPipelineDeps {
   config: KafkaConfig;
@@ -141,7 +145,18 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
 
   const admin = kafka.admin();
   await admin.connect();
-  const cleanups: (() => Promise<void>)[] = [() => admin.disconnect()];
+  // Disconnects wait at most DISCONNECT_WAIT_MS: a broker that stops answering would hold each for kafkajs's 30 s
+  // request timeout and its retries, past the shutdown's bound. Only the consumer's stop (the batch in hand) waits longer.
+  const bounded = (name: string, close: () => Promise<void>) => (): Promise<void> => {
+    const closing = close();
+    const timeout = sleep(DISCONNECT_WAIT_MS, 'timeout' as const, { ref: false });
+    return Promise.race([closing, timeout]).then((outcome) => {
+      if (outcome !== 'timeout') return;
+      closing.catch(() => undefined);
+      log.warn({ wait_ms: DISCONNECT_WAIT_MS }, `${name} did not finish in time (the broker is not answering); going on without it`);
+    });
+  };
+  const cleanups: (() => Promise<void>)[] = [bounded('disconnecting the admin client', () => admin.disconnect())];
   const closeAll = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => log.warn({ err: error }, 'Kafka cleanup failed'));
   };
@@ -161,7 +176,7 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
     const output: ResultOutput = config.exactlyOnce
       ? new TransactionalOutput(kafka, outputTopics, config.groupId, config.factsTopic)
       : await AtLeastOnceOutput.open(kafka, outputTopics);
-    cleanups.push(() => output.close());
+    cleanups.push(bounded('closing the result producers', () => output.close()));
 
     const processor = new BatchProcessor({
       decoder: config.schemaRegistryUrl === undefined ? undefined : createRegistryDecoder(connectSchemaRegistry(config.schemaRegistryUrl)),
@@ -173,7 +188,7 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
 
     const changelog = deps.rules === undefined ? undefined : await startChangelog(kafka, admin, changelogTopic, instanceId, deps, log);
     if (changelog !== undefined) {
-      cleanups.push(() => changelog.stop());
+      cleanups.push(bounded('stopping the rule changelog', () => changelog.stop()));
       const unsubscribe = deps.rules!.onChange((change) => {
         changelog.publish(change).catch((error: unknown) => log.error({ err: error, change }, 'publishing a rule change failed'));
       });
@@ -212,7 +227,7 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
         const state = consumer.state();
         return {
           ...state,
-          ready: state.status === 'running',
+          ready: consumerReady(state),
           mode: output.mode,
           streaming: config.streaming,
           group_id: config.groupId,

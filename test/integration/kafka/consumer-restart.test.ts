@@ -1,13 +1,42 @@
-// A consumer crash kafkajs will not restart (a broker restart's "no group coordinator", a TypeError in a handler) must
-// not stop consumption for good: the facts consumer starts itself again and answers every fact.
-import type { Admin, Kafka } from 'kafkajs';
+// The facts consumer against a broker that fails: a crash kafkajs will not restart (a broker restart's "no group
+// coordinator", a TypeError in a handler) must not stop consumption for good, and a broker that stops answering (a
+// network black hole) must show in readiness and must not hold a stop up.
+import { connect, type Socket } from 'node:net';
+import { type Admin, Kafka, logLevel } from 'kafkajs';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultMessage } from '../../../src/contracts/kafka-messages.ts';
 import { BatchProcessor } from '../../../src/kafka/batch-processor.ts';
-import { FactConsumer } from '../../../src/kafka/fact-consumer.ts';
+import { consumerReady, FactConsumer } from '../../../src/kafka/fact-consumer.ts';
 import { AtLeastOnceOutput } from '../../../src/kafka/result-output.ts';
-import { collect, deleteTestTopics, distinctAnswers, eventually, parse, produce, testKafka, uniqueTopics } from './support.ts';
+import {
+  collect,
+  deleteTestTopics,
+  distinctAnswers,
+  eventually,
+  parse,
+  produce,
+  type TestTopics,
+  testBrokers,
+  testKafka,
+  uniqueTopics,
+} from './support.ts';
+
+const evaluate = (fact: { domain?: string | null }) => ({
+  execution_id: 'e',
+  fired_rules: [],
+  actions: [],
+  latency_ms: 0,
+  domain: fact.domain ?? null,
+  revision: 1,
+});
+
+async function createTopics(admin: Admin, topics: TestTopics): Promise<void> {
+  await admin.createTopics({
+    topics: [topics.facts, topics.results, topics.dlq].map((topic) => ({ topic, numPartitions: 1 })),
+    waitForLeaders: true,
+  });
+}
 
 describe('Kafka pipeline: a consumer crash kafkajs leaves stopped', () => {
   const topics = uniqueTopics('crash-restart');
@@ -21,24 +50,9 @@ describe('Kafka pipeline: a consumer crash kafkajs leaves stopped', () => {
     kafka = testKafka();
     admin = kafka.admin();
     await admin.connect();
-    await admin.createTopics({
-      topics: [topics.facts, topics.results, topics.dlq].map((topic) => ({ topic, numPartitions: 1 })),
-      waitForLeaders: true,
-    });
+    await createTopics(admin, topics);
     output = await AtLeastOnceOutput.open(kafka, { resultsTopic: topics.results, dlqTopic: topics.dlq });
-    let evaluations = 0;
-    const processor = new BatchProcessor({
-      decoder: undefined,
-      evaluate: (fact) => ({
-        execution_id: `e-${++evaluations}`,
-        fired_rules: [],
-        actions: [],
-        latency_ms: 0,
-        domain: fact.domain ?? null,
-        revision: 1,
-      }),
-      maxUnexpectedAttempts: 3,
-    });
+    const processor = new BatchProcessor({ decoder: undefined, evaluate, maxUnexpectedAttempts: 3 });
     // The first batch meets a TypeError outside any per-message handling: kafkajs counts it unrecoverable.
     const process = processor.process.bind(processor);
     processor.process = (...args) => {
@@ -83,5 +97,85 @@ describe('Kafka pipeline: a consumer crash kafkajs leaves stopped', () => {
     expect(await eventually(() => consumer.state().status === 'running', 10_000)).toBe(true);
     expect(consumer.state().group_joins).toBeGreaterThanOrEqual(2);
     expect(consumer.state().last_error).toMatch(/injected crash/);
+  });
+});
+
+describe('Kafka pipeline: a broker that stops answering', () => {
+  const topics = uniqueTopics('silent-broker');
+  // Every connection to the broker goes through here, so the test can stop reading them all: requests leave, no answer arrives.
+  const sockets = new Set<Socket>();
+  let silent = false;
+  const kafka = new Kafka({
+    clientId: 'silent-broker-tests',
+    brokers: testBrokers(),
+    logLevel: logLevel.NOTHING,
+    socketFactory: ({ host, port, onConnect }) => {
+      const socket = connect({ host, port }, onConnect);
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+      if (silent) socket.pause();
+      return socket;
+    },
+  });
+  const setSilent = (value: boolean) => {
+    silent = value;
+    for (const socket of sockets)
+      if (value) socket.pause();
+      else socket.resume();
+  };
+  let admin: Admin;
+  let output: AtLeastOnceOutput;
+  let consumer: FactConsumer;
+
+  beforeAll(async () => {
+    admin = testKafka().admin();
+    await admin.connect();
+    await createTopics(admin, topics);
+    output = await AtLeastOnceOutput.open(kafka, { resultsTopic: topics.results, dlqTopic: topics.dlq });
+    consumer = new FactConsumer({
+      kafka,
+      groupId: topics.group,
+      topic: topics.facts,
+      processor: new BatchProcessor({ decoder: undefined, evaluate, maxUnexpectedAttempts: 3 }),
+      output,
+      logger: pino({ level: 'silent' }),
+      maxRunSize: 1_000,
+      partitionsConsumedConcurrently: 1,
+      backoff: { initialMs: 100, maxMs: 1_000 },
+    });
+    await consumer.start();
+  });
+
+  afterAll(async () => {
+    setSilent(false);
+    for (const socket of sockets) socket.destroy();
+    await output?.close().catch(() => undefined);
+    if (admin !== undefined) {
+      await deleteTestTopics(admin, topics);
+      await admin.disconnect();
+    }
+  });
+
+  it('is not ready once the broker has been silent for a consumer session, and ready again when it answers', async () => {
+    expect(await eventually(() => consumerReady(consumer.state()), 20_000)).toBe(true);
+    setSilent(true);
+    expect(await eventually(() => !consumerReady(consumer.state()), 20_000)).toBe(true);
+    // kafkajs itself has noticed nothing: only the silence tells.
+    expect(consumer.state().status).toBe('running');
+    expect(consumer.state().ms_since_heartbeat).toBeGreaterThanOrEqual(10_000);
+    setSilent(false);
+    expect(await eventually(() => consumerReady(consumer.state()), 30_000)).toBe(true);
+  });
+
+  it('stops without waiting for a silent broker to let it leave the group', async () => {
+    setSilent(true);
+    let stopped = false;
+    const stopping = consumer.stop().then(() => {
+      stopped = true;
+    });
+    // A stop waiting on the broker would wait for kafkajs's 30 s request timeout and more.
+    expect(await eventually(() => stopped, 15_000)).toBe(true);
+    await stopping;
+    expect(consumer.state().status).toBe('stopped');
   });
 });
