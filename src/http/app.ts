@@ -1,4 +1,4 @@
-// Builds the HTTP API as a Fastify instance from its dependencies; it never listens (main.ts does, tests inject).
+// Builds the HTTP API as a Fastify instance from its dependencies; it never listens (service.ts does, tests inject).
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { HttpConfig } from '../config.ts';
 import { AppError } from '../errors.ts';
@@ -58,7 +58,7 @@ export interface AppDependencies {
 function buildSessions(deps: AppDependencies, metrics: ServiceMetrics | undefined): SessionEvaluator {
   const store = deps.sessionStore;
   if (store === undefined) {
-    // Only tests and embedders get here: main.ts always passes the configured store.
+    // Only tests and embedders get here: service.ts always passes the configured store.
     deps.logger.warn('no session store given: sessions use an in-process store (single instance only)');
   }
   return new SessionEvaluator({

@@ -9,6 +9,7 @@ import { openStore } from '../../../src/store/index.ts';
 import { createTempDataDir, createTestDatabase } from '../../helpers/databases.ts';
 
 const MAIN = fileURLToPath(new URL('../../../src/main.ts', import.meta.url));
+const PROBE = new URL('../../helpers/signal-listener-probe.ts', import.meta.url).href;
 
 interface Service {
   child: ChildProcess;
@@ -321,6 +322,37 @@ describe('a stop signal while the service is still starting', () => {
     } finally {
       await dataDir.remove();
     }
+  });
+
+  it('hears a signal that arrives while its modules are still loading, and exits 0', async () => {
+    const child = spawn(process.execPath, ['--import', PROBE, MAIN], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOST: '127.0.0.1',
+        PORT: '0',
+        RULES_LOG_LEVEL: 'info',
+        RULES_DATA_DIR: '/nonexistent/never-opened',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const logs: string[] = [];
+    child.stdout.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')));
+    const exit = once(child, 'exit');
+    let signalled = false;
+    child.stderr.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      if (!signalled && text.includes('probe: listening for SIGTERM')) {
+        signalled = true;
+        // Nothing has been logged (nor configured, nor opened) yet.
+        expect(logs.join('')).toBe('');
+        child.kill('SIGTERM');
+      } else logs.push(text);
+    });
+    const [code, signal] = await exit;
+    expect(signalled).toBe(true);
+    expect({ code, signal }, logs.join('')).toEqual({ code: 0, signal: null });
+    expect(logs.join('')).toContain('stop requested during start-up');
+    expect(logs.join('')).not.toContain('start-up failed');
   });
 
   it('exits 0 as asked when the step in progress then fails (a database that never answers)', { timeout: 60_000 }, async () => {

@@ -1,5 +1,5 @@
 // Kafka test kit: endpoints of the shared test stack, per-test topic and group names, producing, collecting, and an
-// in-process service (store, catalog, evaluator, HTTP app, pipeline) built the way main.ts builds it.
+// in-process service (store, catalog, evaluator, HTTP app, pipeline) built the way service.ts builds it.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
@@ -247,11 +247,11 @@ export interface InProcessServiceOptions {
   /** RULES_SESSION_MAX_FACTS; the default when absent. */
   sessionMaxFacts?: number;
   tuning?: Partial<PipelineTuning>;
-  /** The execution backlog the pipeline waits on; the store's own pendingCount, as in main.ts, when absent. */
+  /** The execution backlog the pipeline waits on; the store's own pendingCount, as in service.ts, when absent. */
   pendingExecutions?: () => number;
 }
 
-/** The service as main.ts wires it, in this process: one evaluator and one session use case shared by HTTP and Kafka. */
+/** The service as service.ts wires it, in this process: one evaluator and one session use case shared by HTTP and Kafka. */
 export async function startInProcessService(config: KafkaConfig, options: InProcessServiceOptions = {}): Promise<InProcessService> {
   const { store, cleanup } = await openTestStore(options.storeKind ?? 'pglite');
   await options.beforeStart?.(store);

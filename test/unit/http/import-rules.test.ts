@@ -3,7 +3,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-// The import rules of docs/ARCHITECTURE.md: dependencies flow one way, from the foundation up to main.ts.
+// The import rules of docs/ARCHITECTURE.md: dependencies flow one way, from the foundation up to service.ts and main.ts.
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../../src');
 
 /** The layer of each part of src/; a module may import its own part or any part of a lower layer. */
@@ -19,7 +19,8 @@ const LAYERS: Record<string, number> = {
   evaluation: 3,
   kafka: 4,
   http: 4,
-  'main.ts': 5,
+  'service.ts': 5,
+  'main.ts': 6,
 };
 
 /** Parts that may not import each other although their layers would allow it. */
@@ -58,7 +59,7 @@ describe('import rules (docs/ARCHITECTURE.md)', () => {
       for (const target of await relativeImports(file)) {
         if (!target.startsWith(SRC)) {
           // Only the composition root reads package.json (for the version); nothing else reaches outside src/.
-          if (!(from === 'main.ts' && target.endsWith('/package.json')))
+          if (!(from === 'service.ts' && target.endsWith('/package.json')))
             violations.push(`${relative(SRC, file)} imports ${relative(SRC, target)}`);
           continue;
         }
@@ -70,6 +71,13 @@ describe('import rules (docs/ARCHITECTURE.md)', () => {
       }
     }
     expect(violations).toEqual([]);
+  });
+
+  it('lets the entry point load nothing before it listens for stop signals', async () => {
+    const entry = await readFile(join(SRC, 'main.ts'), 'utf8');
+    expect(entry).not.toMatch(/^\s*import\b[^(]/m);
+    expect(entry.indexOf('process.on(signal')).toBeGreaterThan(-1);
+    expect(entry.indexOf('process.on(signal')).toBeLessThan(entry.indexOf("await import('./service.ts')"));
   });
 
   it('keeps contracts and the error registry free of other src/ modules', async () => {
