@@ -138,6 +138,11 @@ async function start(config: Config, logger: Logger, lifecycle: Lifecycle): Prom
           intervalMs: RULE_REVISION_WATCH_MS,
           onError: (error) => logger.warn({ err: error }, 'the rule revision could not be read; this instance may lag behind rule changes'),
           onRecovered: () => logger.info('the rule revision is read again'),
+          onStoreBehind: (storeRevision, ownRevision) =>
+            logger.error(
+              { store_revision: storeRevision, engine_revision: ownRevision },
+              "the store's rule revision is behind this instance's (a restored database?): restart the instance to load the store's rules",
+            ),
         }),
       (watch) => watch.stop(),
     );

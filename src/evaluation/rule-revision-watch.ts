@@ -12,6 +12,11 @@ export interface RuleRevisionWatchOptions {
   onError?: (error: unknown) => void;
   /** The first success after failures. */
   onRecovered?: () => void;
+  /**
+   * The store's revision is below this instance's (a database restored from a backup under running instances): its
+   * rules are not loaded, since revisions only move on here; said once per revision seen.
+   */
+  onStoreBehind?: (storeRevision: number, ownRevision: number) => void;
 }
 
 export interface RuleRevisionWatch {
@@ -24,10 +29,13 @@ export interface RuleRevisionWatch {
 export function watchRuleRevision(options: RuleRevisionWatchOptions): RuleRevisionWatch {
   let running: Promise<void> | undefined;
   let failing = false;
+  let behindAt: number | undefined;
   const checkOnce = (): Promise<void> => {
     running ??= (async () => {
       const revision = await options.rules.revision();
       if (revision > options.catalog.revision) await options.catalog.reload(revision);
+      else if (revision < options.catalog.revision && revision !== behindAt) options.onStoreBehind?.(revision, options.catalog.revision);
+      behindAt = revision < options.catalog.revision ? revision : undefined;
     })().finally(() => {
       running = undefined;
     });

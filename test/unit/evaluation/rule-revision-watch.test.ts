@@ -77,4 +77,28 @@ describe('watchRuleRevision', () => {
       await watch.stop();
     }
   });
+
+  it("says once, not every interval, when the store's revision goes back below its own", async () => {
+    const store = sharedStore();
+    store.addRule(7);
+    const catalog = await RuleCatalog.open({ rules: store.rules });
+    const behind: [number, number][] = [];
+    const watch = watchRuleRevision({
+      catalog,
+      rules: store.rules,
+      intervalMs: 10,
+      onStoreBehind: (ours, own) => behind.push([ours, own]),
+    });
+    try {
+      // A restore of an older backup: revision 1, no rules.
+      store.state.revision = 1;
+      store.state.rules = [];
+      await until(() => behind.length > 0);
+      await sleep(80);
+      expect(behind).toEqual([[1, 2]]);
+      expect(catalog.revision).toBe(2);
+    } finally {
+      await watch.stop();
+    }
+  });
 });
