@@ -46,11 +46,16 @@ export async function runService(signals: StopSignals): Promise<void> {
 
   // Signals are heard from the first moment: one during start-up ends it once the step in progress is done.
   const lifecycle = new Lifecycle();
+  const parts: OpenedParts = {};
   let started = false;
   const onSignal = (signal: string) => {
     if (!lifecycle.requestStop(signal)) return;
-    // A stuck dependency must not keep the process alive forever.
-    setTimeout(() => fatal(logger, new Error('shutdown timed out'), 'shutdown took too long'), config.shutdownTimeoutMs).unref();
+    // A stuck dependency must not keep the process alive forever; what is lost then is said.
+    setTimeout(() => {
+      const pending = parts.pendingExecutions?.() ?? 0;
+      const lost = pending > 0 ? `; ${pending} pending executions could not be written and are lost` : '';
+      fatal(logger, new Error('shutdown timed out'), `shutdown took too long${lost}`);
+    }, config.shutdownTimeoutMs).unref();
     if (started) {
       logger.info({ signal }, 'shutting down: no new requests, finishing those in flight');
       void stop(lifecycle, logger);
@@ -61,7 +66,7 @@ export async function runService(signals: StopSignals): Promise<void> {
   signals(onSignal);
 
   try {
-    await start(config, logger, lifecycle);
+    await start(config, logger, lifecycle, parts);
     started = true;
   } catch (error) {
     if (error instanceof StopRequested) return stop(lifecycle, logger);
@@ -94,8 +99,13 @@ async function stop(lifecycle: Lifecycle, logger: Logger): Promise<void> {
   }
 }
 
+/** What a stop that runs out of time reports on, filled in as start-up opens the parts. */
+interface OpenedParts {
+  pendingExecutions?: () => number;
+}
+
 /** Opens the store, the engine, sessions, Kafka and the HTTP server, each registered with the lifecycle as it opens. */
-async function start(config: Config, logger: Logger, lifecycle: Lifecycle): Promise<void> {
+async function start(config: Config, logger: Logger, lifecycle: Lifecycle, parts: OpenedParts): Promise<void> {
   if (config.http.apiKeys === null) {
     logger.warn('RULES_API_KEYS is not set: authentication is off and every caller acts as "anonymous" with admin rights');
   }
@@ -112,6 +122,7 @@ async function start(config: Config, logger: Logger, lifecycle: Lifecycle): Prom
     (opened) => opened.close(),
   );
   logger.info({ storage: store.dialect, ...(store.dialect === 'pglite' ? { data_dir: config.storage.dataDir } : {}) }, 'store open');
+  parts.pendingExecutions = () => store.executions.pendingCount();
 
   const prometheus = config.http.metrics === 'prometheus';
   const engineMetrics = prometheus ? new EngineMetrics() : undefined;

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countStoredExecutions } from '../../../src/store/execution-batches.ts';
 import { openStore } from '../../../src/store/index.ts';
 import { createTempDataDir, createTestDatabase } from '../../helpers/databases.ts';
+import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
 
 const MAIN = fileURLToPath(new URL('../../../src/main.ts', import.meta.url));
 const PROBE = new URL('../../helpers/signal-listener-probe.ts', import.meta.url).href;
@@ -226,6 +227,32 @@ describe('a stop signal with clients that never finish a request', () => {
       for (const socket of sockets) socket.destroy();
       if (service.child.exitCode === null) service.child.kill('SIGKILL');
       await dataDir.remove();
+    }
+  });
+});
+
+describe('a stop that runs out of time', () => {
+  it('exits 1 naming the pending executions it could not write, when the database stops answering', async () => {
+    const database = await createTestDatabase();
+    const proxy = await startTcpProxy(database.url);
+    const service = await startService({ DATABASE_URL: proxy.url, RULES_SHUTDOWN_TIMEOUT: '3s' });
+    try {
+      // From now on PostgreSQL's replies are held back: the records of these evaluations cannot be written.
+      proxy.delayReplies(600_000);
+      for (let index = 0; index < 5; index++) {
+        const answer = await send(service.port, 'POST', '/api/v1/evaluate', '{"facts":{"amount":1}}', {
+          'content-type': 'application/json',
+        });
+        expect(answer.status).toBe(200);
+      }
+      service.child.kill('SIGTERM');
+      expect(await service.exit).toBe(1);
+      const fatal = service.logs.map((line) => JSON.parse(line) as { level: string; msg: string }).find((entry) => entry.level === 'fatal');
+      expect(fatal?.msg).toMatch(/^shutdown took too long; ([5-9]|\d{2,}) pending executions could not be written and are lost$/);
+    } finally {
+      if (service.child.exitCode === null) service.child.kill('SIGKILL');
+      proxy.close();
+      await database.drop();
     }
   });
 });
