@@ -70,6 +70,8 @@ export interface SessionDetails extends SessionView {
 
 /** Why a rule of the session did or did not hold: the explain shape over the session's aggregates. */
 export interface SessionExplanation extends Explanation {
+  /** The rules revision the rule was explained at. */
+  revision: number;
   session_id: string;
   /** The working-memory fact ordinary conditions were checked against; null: the empty fact `{}`, as a retraction evaluates. */
   fact_id: string | null;
@@ -274,6 +276,7 @@ export class SessionEvaluator {
     return {
       ...explained,
       explanation: `${explained.explanation} Aggregates as of ${asOf}; other conditions checked against ${against}.`,
+      revision: engine.revision,
       session_id: sessionId,
       fact_id: factId ?? null,
       aggregates_as_of: asOf,

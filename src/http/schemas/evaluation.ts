@@ -61,7 +61,10 @@ export const bulkResponse = z
 
 export const explainBody = z.strictObject({ rule_id: idField, facts: factsSchema }).register(components, { id: 'ExplainRequest' });
 export const explanationResponse = explanationSchema
-  .extend({ condition_dsl: conditionDslField })
+  .extend({
+    condition_dsl: conditionDslField,
+    revision: z.number().int().describe('Rules revision the rule was explained at (as results name theirs).'),
+  })
   .register(components, { id: 'Explanation' });
 
 export const simulatedRuleSchema = z.strictObject({

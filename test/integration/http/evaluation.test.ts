@@ -156,7 +156,10 @@ describe.each(STORE_KINDS)('evaluation over HTTP (%s)', (kind) => {
       matched: true,
       matching_conditions: ['amount > 1000'],
       failing_conditions: [],
+      // The revision the explanation was made at, as results name theirs.
+      revision: t.catalog.revision,
     });
+    expect(t.catalog.revision).toBeGreaterThan(0);
     const missed = (await json(t.app, 'POST', '/api/v1/explain', { rule_id: big, facts: { amount: 10 } })).json();
     expect(missed).toMatchObject({ matched: false, matching_conditions: [], failing_conditions: ['amount > 1000 (actual: 10)'] });
     expect(typeof missed.explanation).toBe('string');

@@ -358,6 +358,7 @@ describe.each(STORES)('sessions over HTTP with the $name store', ({ open }) => {
       explanation:
         `Rule 'brute' did not match: ${rendered} failed (actual: 2). Aggregates as of ${new Date(clock).toISOString()}; ` +
         'other conditions checked against an empty fact (no fact_id given).',
+      revision: t.catalog.revision,
       session_id: id,
       fact_id: null,
       aggregates_as_of: new Date(clock).toISOString(),
