@@ -1,8 +1,6 @@
 // The local stack: Kafka, a Confluent-compatible schema registry, Redis and PostgreSQL for tests and `npm run dev`.
 // Per service: an endpoint from the environment, else a container (when a runtime answers), else a local process.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { cacheDir } from './cache-dir.ts';
 import { containerRuntimeAnswers, startContainer } from './containers.ts';
 import { startKafkaProcess } from './kafka-process.ts';
@@ -10,6 +8,7 @@ import { findPostgres } from './postgres-probe.ts';
 import { kafkaAnswers, postgresAnswers, redisAnswers, registryAnswers } from './probes.ts';
 import { startRedis } from './redis-process.ts';
 import { startRegistryProcess } from './registry-process.ts';
+import { createRunDir, keepFailedRunDir } from './run-dir.ts';
 import { containersAllowed, ENDPOINT_VARIABLES, endpointsFromEnv, redact, requestedServices } from './stack-environment.ts';
 import type { LocalStack, LocalStackOptions, Log, ProvidedService, ServiceName, ServiceSource, StartContext } from './types.ts';
 import { describeError, waitUntil } from './wait-until.ts';
@@ -42,7 +41,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const fromEnv = endpointsFromEnv(env, services);
   const toStart = services.filter((service) => fromEnv[service] === undefined);
   const useContainers = toStart.length > 0 && containersAllowed(env) && (await containerRuntimeAnswers(env));
-  const runDir = toStart.length > 0 && !useContainers ? await mkdtemp(join(tmpdir(), 'rules-local-stack-')) : undefined;
+  const runDir = toStart.length > 0 && !useContainers ? await createRunDir() : undefined;
   const context: StartContext = { cacheDir: cacheDir(env), runDir: runDir ?? '', log, readyTimeoutMs };
 
   const provide = async (service: ServiceName): Promise<Outcome> => {
@@ -78,6 +77,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   if (failures.length > 0) {
     // Keep the run folder: the errors point at the logs inside it.
     await Promise.allSettled([...outcomes.values()].map((outcome) => ('stop' in outcome ? outcome.stop() : undefined)));
+    if (runDir !== undefined) await keepFailedRunDir(runDir).catch(() => undefined);
     throw new Error(`the local stack could not start:\n${failures.join('\n')}`);
   }
 
