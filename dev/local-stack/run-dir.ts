@@ -9,8 +9,8 @@ const OWNER_FILE = 'owner.pid';
 const FAILED_FILE = 'failed';
 /** A folder kept after a failed start stays this long: its logs explain the failure. */
 export const FAILED_KEPT_MS = 24 * 3_600_000;
-/** A folder without an owner file may be one another run is creating right now. */
-export const UNOWNED_GRACE_MS = 3_600_000;
+/** A folder without an owner file: one another run is creating right now, or one of a run of an earlier version. */
+export const UNOWNED_GRACE_MS = 7 * 24 * 3_600_000;
 
 /** A new run folder under `parent`, after removing the ones abandoned there; it names this process as its owner. */
 export async function createRunDir(parent: string = tmpdir()): Promise<string> {
