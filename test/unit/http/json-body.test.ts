@@ -38,6 +38,9 @@ describe('parseJsonBody', () => {
     });
     expect(rejection('{"facts":{"list":[1,-2E+999]}}').message).toMatch(/ at facts\.list\[1\]\.$/);
     expect(rejection(`{"n":${'9'.repeat(400)}}`).message).toMatch(/ at n\.$/);
+    // A long mantissa takes a two-digit exponent past the range too.
+    expect(rejection(`{"n":1${'0'.repeat(210)}e99}`).message).toMatch(/ at n\.$/);
+    expect(rejection(`{"n":-${'9'.repeat(300)}.5e9}`).message).toMatch(/ at n\.$/);
     expect(rejection('1e999').message).toBe('The request body holds a number beyond the range of a double (±1.7976931348623157e308).');
     expect(parseJsonBody('{"a":1.7976931348623157e308,"b":1e-400,"c":"1e400","d":-1e300}')).toEqual({
       a: Number.MAX_VALUE,
