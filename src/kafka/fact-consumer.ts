@@ -86,6 +86,8 @@ export class FactConsumer {
   readonly #failures = new Map<number, number>();
   readonly #resumeTimers = new Map<number, NodeJS.Timeout>();
   readonly #restarts: CrashRestart;
+  // Set once stop() is called: from then on no restart (kafkajs's or ours), join or batch takes the consumer back up.
+  #stopRequested = false;
 
   constructor(options: FactConsumerOptions) {
     this.#options = options;
@@ -98,6 +100,8 @@ export class FactConsumer {
       // A crashed instance's partitions move on after 10 s; heartbeats go out between runs, well inside that.
       sessionTimeout: SESSION_TIMEOUT_MS,
       heartbeatInterval: 1_000,
+      // kafkajs restarts a consumer after a retriable crash even once it was told to stop.
+      retry: { retries: 5, restartOnFailure: async () => !this.#stopRequested },
     });
     this.#watchEvents();
     this.#restarts = restartAfterCrashes(this.#consumer, {
@@ -136,13 +140,17 @@ export class FactConsumer {
   /** Stops fetching, lets the batch in hand finish (and commit), leaves the group and disconnects. */
   async stop(): Promise<void> {
     if (this.#status === 'stopped') return;
+    this.#stopRequested = true;
     this.#status = 'stopping';
     for (const timer of this.#resumeTimers.values()) clearTimeout(timer);
     this.#resumeTimers.clear();
-    await this.#restarts.stop();
-    // Leaving finishes the batch in hand; a broker silent for a whole session cannot take its commit, so the stop goes on.
+    // Leaving (after a restart under way has settled) finishes the batch in hand; a broker silent for a whole session
+    // cannot take its commit, nor answer a restart's connect, so the stop goes on.
     const stopAt = performance.now();
-    const leaving = this.#consumer.disconnect().then(() => true);
+    const leaving = this.#restarts
+      .stop()
+      .then(() => this.#consumer.disconnect())
+      .then(() => true);
     let left = false;
     while (!left) {
       left = await Promise.race([leaving, sleep(STOP_POLL_MS, false)]);
@@ -156,6 +164,8 @@ export class FactConsumer {
   }
 
   async #handleBatch(payload: EachBatchPayload): Promise<void> {
+    // A batch reaching a stopped consumer (kafkajs left a restart running) stays for the partition's next owner.
+    if (this.#stopRequested) return;
     const { batch, heartbeat } = payload;
     const runs = runsOf(batch.messages, this.#options.maxRunSize);
     for (const [index, run] of runs.entries()) {
@@ -255,11 +265,9 @@ export class FactConsumer {
   #watchEvents(): void {
     const { events } = this.#consumer;
     this.#consumer.on(events.GROUP_JOIN, (event) => {
-      // kafkajs does not cancel a restart already connecting when it is stopped: such a late join must own nothing.
-      if (this.#status === 'stopping' || this.#status === 'stopped') {
-        void this.#consumer.disconnect().catch(() => undefined);
-        return;
-      }
+      // kafkajs does not cancel a restart already connecting when it is stopped: such a late join owns nothing. (The
+      // stop's own disconnect follows; a disconnect from inside the join would leave kafkajs a runner it no longer tracks.)
+      if (this.#stopRequested) return;
       const partitions = event.payload.memberAssignment[this.#options.topic] ?? [];
       this.#assigned = [...partitions].sort((a, b) => a - b);
       this.#status = 'running';
@@ -280,7 +288,7 @@ export class FactConsumer {
     });
     this.#consumer.on(events.CRASH, (event) => {
       this.#lastError = event.payload.error.message;
-      this.#status = event.payload.restart ? 'rebalancing' : 'crashed';
+      if (!this.#stopRequested) this.#status = event.payload.restart ? 'rebalancing' : 'crashed';
       this.#options.logger.error({ err: event.payload.error, restart: event.payload.restart }, 'Kafka consumer crashed');
     });
     this.#consumer.on(events.STOP, () => {

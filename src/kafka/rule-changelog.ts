@@ -45,8 +45,8 @@ export function mergeReloadTarget(a: ReloadTarget, b: ReloadTarget): ReloadTarge
 
 export type ReloadTarget = number | undefined | null;
 
-/** Longest a stop waits for the changelog consumer to leave its group. */
-const STOP_WAIT_MS = 3_000;
+/** Longest a stop waits for the changelog consumer to leave its group: well inside the pipeline's 3 s for the whole stop, so the group is still deleted. */
+const STOP_WAIT_MS = 1_500;
 
 export class RuleChangelog {
   readonly #options: RuleChangelogOptions;
@@ -68,6 +68,8 @@ export class RuleChangelog {
       // rejoin (and a stop waiting on it) is not held up for longer than the service's stop may take.
       sessionTimeout: 10_000,
       heartbeatInterval: 1_000,
+      // kafkajs restarts a consumer after a retriable crash even once it was told to stop.
+      retry: { retries: 5, restartOnFailure: async () => !this.#stopped },
     });
     this.#producer = orderedProducer(options.kafka);
     // Changes published between the catalog's first load and joining (or while a crashed consumer was away) are

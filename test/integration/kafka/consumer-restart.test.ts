@@ -2,7 +2,7 @@
 // coordinator", a TypeError in a handler) must not stop consumption for good, and a broker that stops answering (a
 // network black hole) must show in readiness and must not hold a stop up.
 import { connect, type Socket } from 'node:net';
-import { type Admin, Kafka, logLevel } from 'kafkajs';
+import { type Admin, type Consumer, Kafka, logLevel } from 'kafkajs';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultMessage } from '../../../src/contracts/kafka-messages.ts';
@@ -177,5 +177,119 @@ describe('Kafka pipeline: a broker that stops answering', () => {
     expect(await eventually(() => stopped, 15_000)).toBe(true);
     await stopping;
     expect(consumer.state().status).toBe('stopped');
+  });
+
+  it('stops without waiting for a restart whose connect the silent broker never answers', async () => {
+    setSilent(false);
+    const processor = new BatchProcessor({ decoder: undefined, evaluate, maxUnexpectedAttempts: 3 });
+    processor.process = () => {
+      throw new TypeError('injected crash');
+    };
+    // Once kafkajs has given the consumer up, the broker falls silent: the restart that follows cannot connect.
+    let crashed = false;
+    const client = Object.create(kafka) as Kafka;
+    client.consumer = (config) => {
+      const inner = kafka.consumer(config);
+      inner.on(inner.events.CRASH, () => {
+        crashed = true;
+        setSilent(true);
+      });
+      return inner;
+    };
+    const restarting = new FactConsumer({
+      kafka: client,
+      groupId: `${topics.group}-restart`,
+      topic: topics.facts,
+      processor,
+      output,
+      logger: pino({ level: 'silent' }),
+      maxRunSize: 1_000,
+      partitionsConsumedConcurrently: 1,
+      backoff: { initialMs: 100, maxMs: 1_000 },
+    });
+    await restarting.start();
+    await produce(testKafka(), topics.facts, [{ key: 'a', value: JSON.stringify({ facts: { n: 1 } }) }]);
+    expect(await eventually(() => crashed, 20_000)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    let stopped = false;
+    const stopping = restarting.stop().then(() => {
+      stopped = true;
+    });
+    // A stop waiting on the restart would wait for kafkajs's 30 s request timeout on its connect.
+    expect(await eventually(() => stopped, 15_000)).toBe(true);
+    await stopping;
+  });
+});
+
+describe('Kafka pipeline: a stop while the consumer restarts after a crash', () => {
+  const topics = uniqueTopics('stop-restart');
+  const kafka = testKafka();
+  let admin: Admin;
+  let output: AtLeastOnceOutput;
+
+  beforeAll(async () => {
+    admin = kafka.admin();
+    await admin.connect();
+    await createTopics(admin, topics);
+    output = await AtLeastOnceOutput.open(kafka, { resultsTopic: topics.results, dlqTopic: topics.dlq });
+  });
+
+  afterAll(async () => {
+    await output?.close().catch(() => undefined);
+    if (admin !== undefined) {
+      await deleteTestTopics(admin, topics);
+      await admin.disconnect();
+    }
+  });
+
+  it('leaves the group and handles nothing more once stopped, even when the restart joins during the stop', async () => {
+    const processor = new BatchProcessor({ decoder: undefined, evaluate, maxUnexpectedAttempts: 3 });
+    const process = processor.process.bind(processor);
+    let stopped = false;
+    let handledAfterStop = 0;
+    let crashed = false;
+    processor.process = (...args) => {
+      if (stopped) handledAfterStop += 1;
+      if (!crashed) {
+        crashed = true;
+        throw new TypeError('injected crash');
+      }
+      return process(...args);
+    };
+    // The kafkajs consumer inside, to see the restart's JoinGroup answered.
+    let inner: Consumer | undefined;
+    const client = Object.create(kafka) as Kafka;
+    client.consumer = (config) => {
+      inner = kafka.consumer(config);
+      return inner;
+    };
+    const consumer = new FactConsumer({
+      kafka: client,
+      groupId: topics.group,
+      topic: topics.facts,
+      processor,
+      output,
+      logger: pino({ level: 'silent' }),
+      maxRunSize: 1_000,
+      partitionsConsumedConcurrently: 1,
+      backoff: { initialMs: 100, maxMs: 1_000 },
+    });
+    await consumer.start();
+    const stopping = new Promise<Promise<void>>((resolve) => {
+      inner!.on(inner!.events.REQUEST, (event) => {
+        if (crashed && event.payload.apiName === 'JoinGroup') resolve(consumer.stop());
+      });
+    });
+    await produce(kafka, topics.facts, [{ key: 'a', value: JSON.stringify({ facts: { n: 1 } }) }]);
+    await await stopping;
+    stopped = true;
+    expect(consumer.state().status).toBe('stopped');
+    await produce(kafka, topics.facts, [{ key: 'b', value: JSON.stringify({ facts: { n: 2 } }) }]);
+    // Left at once, not after the 10 s session of a member kafkajs forgot about.
+    const empty = async () => (await admin.describeGroups([topics.group])).groups[0]?.members.length === 0;
+    expect(await eventually(empty, 5_000)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(await empty()).toBe(true);
+    expect(handledAfterStop).toBe(0);
   });
 });
