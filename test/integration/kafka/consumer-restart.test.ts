@@ -31,6 +31,23 @@ const evaluate = (fact: { domain?: string | null }) => ({
   revision: 1,
 });
 
+/** The facts consumer as the pipeline builds it, with a silent logger and short back-off. */
+function testConsumer(kafka: Kafka, groupId: string, topic: string, processor: BatchProcessor, output: AtLeastOnceOutput): FactConsumer {
+  const logger = pino({ level: 'silent' });
+  const backoff = { initialMs: 100, maxMs: 1_000 };
+  return new FactConsumer({
+    kafka,
+    groupId,
+    topic,
+    processor,
+    output,
+    logger,
+    maxRunSize: 1_000,
+    partitionsConsumedConcurrently: 1,
+    backoff,
+  });
+}
+
 async function createTopics(admin: Admin, topics: TestTopics): Promise<void> {
   await admin.createTopics({
     topics: [topics.facts, topics.results, topics.dlq].map((topic) => ({ topic, numPartitions: 1 })),
@@ -62,17 +79,7 @@ describe('Kafka pipeline: a consumer crash kafkajs leaves stopped', () => {
       }
       return process(...args);
     };
-    consumer = new FactConsumer({
-      kafka,
-      groupId: topics.group,
-      topic: topics.facts,
-      processor,
-      output,
-      logger: pino({ level: 'silent' }),
-      maxRunSize: 1_000,
-      partitionsConsumedConcurrently: 1,
-      backoff: { initialMs: 100, maxMs: 1_000 },
-    });
+    consumer = testConsumer(kafka, topics.group, topics.facts, processor, output);
     await consumer.start();
   });
 
@@ -132,17 +139,13 @@ describe('Kafka pipeline: a broker that stops answering', () => {
     await admin.connect();
     await createTopics(admin, topics);
     output = await AtLeastOnceOutput.open(kafka, { resultsTopic: topics.results, dlqTopic: topics.dlq });
-    consumer = new FactConsumer({
+    consumer = testConsumer(
       kafka,
-      groupId: topics.group,
-      topic: topics.facts,
-      processor: new BatchProcessor({ decoder: undefined, evaluate, maxUnexpectedAttempts: 3 }),
+      topics.group,
+      topics.facts,
+      new BatchProcessor({ decoder: undefined, evaluate, maxUnexpectedAttempts: 3 }),
       output,
-      logger: pino({ level: 'silent' }),
-      maxRunSize: 1_000,
-      partitionsConsumedConcurrently: 1,
-      backoff: { initialMs: 100, maxMs: 1_000 },
-    });
+    );
     await consumer.start();
   });
 
@@ -196,17 +199,7 @@ describe('Kafka pipeline: a broker that stops answering', () => {
       });
       return inner;
     };
-    const restarting = new FactConsumer({
-      kafka: client,
-      groupId: `${topics.group}-restart`,
-      topic: topics.facts,
-      processor,
-      output,
-      logger: pino({ level: 'silent' }),
-      maxRunSize: 1_000,
-      partitionsConsumedConcurrently: 1,
-      backoff: { initialMs: 100, maxMs: 1_000 },
-    });
+    const restarting = testConsumer(client, `${topics.group}-restart`, topics.facts, processor, output);
     await restarting.start();
     await produce(testKafka(), topics.facts, [{ key: 'a', value: JSON.stringify({ facts: { n: 1 } }) }]);
     expect(await eventually(() => crashed, 20_000)).toBe(true);
@@ -263,17 +256,7 @@ describe('Kafka pipeline: a stop while the consumer restarts after a crash', () 
       inner = kafka.consumer(config);
       return inner;
     };
-    const consumer = new FactConsumer({
-      kafka: client,
-      groupId: topics.group,
-      topic: topics.facts,
-      processor,
-      output,
-      logger: pino({ level: 'silent' }),
-      maxRunSize: 1_000,
-      partitionsConsumedConcurrently: 1,
-      backoff: { initialMs: 100, maxMs: 1_000 },
-    });
+    const consumer = testConsumer(client, topics.group, topics.facts, processor, output);
     await consumer.start();
     const stopping = new Promise<Promise<void>>((resolve) => {
       inner!.on(inner!.events.REQUEST, (event) => {
