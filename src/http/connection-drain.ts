@@ -3,16 +3,19 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 
-/** How long requests in flight at shutdown get to finish before their connections are closed anyway. */
+/** How long a request still arriving at shutdown (its body sent slowly) gets before its connection is closed anyway. */
 export const DRAIN_GRACE_MS = 5_000;
 
 /** Node's ServerResponse of the request in progress on a socket (set from its headers until its reply is sent). */
-type ServingSocket = Socket & { _httpMessage?: { headersSent: boolean; setHeader(name: string, value: string): void } | null };
+type ServingSocket = Socket & {
+  _httpMessage?: { headersSent: boolean; setHeader(name: string, value: string): void; req?: { complete: boolean } } | null;
+};
 
 export interface ConnectionDrain {
   /**
-   * Closes connections with no request in progress at once, lets the others finish their request and close (with
-   * `Connection: close`), and closes whatever is still open after `graceMs`.
+   * Closes connections with no request in progress at once and lets the others finish their request and close (with
+   * `Connection: close`). After `graceMs`, a request still arriving is cut off; one received whole is still answered
+   * (the shutdown's own bound covers it), since its work, and the executions it records, are under way.
    */
   drain(graceMs?: number): void;
 }
@@ -31,7 +34,7 @@ export function trackConnections(server: Server): ConnectionDrain {
         else if (!response.headersSent) response.setHeader('connection', 'close');
       }
       setTimeout(() => {
-        for (const socket of sockets) socket.destroy();
+        for (const socket of sockets) if (socket._httpMessage?.req?.complete !== true) socket.destroy();
       }, graceMs).unref();
     },
   };

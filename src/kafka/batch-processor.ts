@@ -1,4 +1,5 @@
 // Turns a run of input messages into result and dead-letter records, stopping at the first message that must be retried.
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Message } from 'kafkajs';
 import type { FactMessage, SourcePosition } from '../contracts/kafka-messages.ts';
 import type { SessionEvaluation } from '../evaluation/session-evaluator.ts';
@@ -53,6 +54,8 @@ export interface BatchProcessorOptions {
 }
 
 const DEFAULT_MAX_RESULT_BYTES = 1_000_000;
+/** Facts evaluated between two turns of the event loop, as the HTTP bulk does. */
+const EVALUATIONS_PER_TURN = 256;
 
 type Outcome =
   | { ok: true; evaluation: KafkaEvaluation }
@@ -96,6 +99,8 @@ export class BatchProcessor {
     let outcomes: (Outcome | Promise<Outcome>)[] = new Array(count);
     let outcomePending = false;
     for (let index = 0; index < count; index++) {
+      // Evaluations run synchronously: a run of costly rules would hold the event loop (HTTP, readiness, heartbeats).
+      if (index > 0 && index % EVALUATIONS_PER_TURN === 0) await yieldToEventLoop();
       const message = messages[index]!;
       const source: SourcePosition = { topic, partition, offset: message.offset };
       sources[index] = source;

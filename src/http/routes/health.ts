@@ -10,7 +10,9 @@ export const READINESS_TIMEOUT_MS = 2_000;
 async function probeState(probe: ReadinessCheck): Promise<'up' | 'down'> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), READINESS_TIMEOUT_MS);
+    // After a turn of the event loop: when a long synchronous task held the loop, the timer fires before the answer
+    // that came meanwhile is read, and a dependency that answered in a millisecond would count as down.
+    timer = setTimeout(() => setImmediate(() => resolve(false)), READINESS_TIMEOUT_MS);
   });
   try {
     return (await Promise.race([Promise.resolve().then(probe), timeout])) ? 'up' : 'down';

@@ -139,6 +139,30 @@ describe('BatchProcessor', () => {
     expect(third!.headers?.['correlation-id']).toBe('c-3');
   });
 
+  it('gives the event loop a turn every 256 evaluations of a long run', async () => {
+    let turned = false;
+    const seen: boolean[] = [];
+    const processor = new BatchProcessor({
+      decoder: undefined,
+      evaluate: (fact) => {
+        seen.push(turned);
+        return evaluation(fact);
+      },
+      maxUnexpectedAttempts: 3,
+    });
+    setImmediate(() => {
+      turned = true;
+    });
+    const run = await processor.process(
+      'facts',
+      0,
+      Array.from({ length: 600 }, (_, index) => message(index, { facts: { n: index } })),
+    );
+    expect(run.results).toHaveLength(600);
+    // Evaluated in one stretch up to the 256th, then after the loop's turn.
+    expect(seen.indexOf(true)).toBe(256);
+  });
+
   it('dead-letters every poison message with its reason and goes on with the rest', async () => {
     const processor = new BatchProcessor({ decoder: undefined, evaluate: evaluation, maxUnexpectedAttempts: 3 });
     const run = await processor.process('facts', 2, [

@@ -1,0 +1,56 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import { type AddressInfo, connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { trackConnections } from '../../../src/http/connection-drain.ts';
+
+describe('trackConnections', () => {
+  let server: Server;
+  const sockets: Socket[] = [];
+  afterEach(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  async function start(): Promise<{ port: number; drain: (graceMs: number) => void }> {
+    server = createServer((request, response) => {
+      request.resume();
+      // Work that outlasts the grace period, begun once the whole request is in.
+      request.on('end', () => setTimeout(() => response.end('done'), 400));
+    });
+    const connections = trackConnections(server);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    return { port: (server.address() as AddressInfo).port, drain: (graceMs) => connections.drain(graceMs) };
+  }
+
+  async function open(port: number, text: string): Promise<{ socket: Socket; received: () => string; closed: Promise<unknown> }> {
+    const socket = connect(port, '127.0.0.1');
+    sockets.push(socket);
+    socket.on('error', () => undefined);
+    let data = '';
+    socket.on('data', (chunk: Buffer) => {
+      data += chunk.toString('utf8');
+    });
+    const closed = once(socket, 'close');
+    await once(socket, 'connect');
+    if (text !== '') socket.write(text);
+    return { socket, received: () => data, closed };
+  }
+
+  it('closes idle connections at once, cuts a request still arriving at the deadline and answers one received whole', async () => {
+    const { port, drain } = await start();
+    const idle = await open(port, '');
+    const whole = await open(port, 'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}');
+    const arriving = await open(port, 'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"a":');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    drain(100);
+    await idle.closed;
+    await arriving.closed;
+    expect(arriving.received()).toBe('');
+    await whole.closed;
+    expect(whole.received()).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(whole.received().toLowerCase()).toContain('connection: close');
+    expect(whole.received()).toMatch(/done$/);
+  });
+});
