@@ -26,10 +26,12 @@ function isFenced(error: unknown): boolean {
 
 /**
  * The transactional id is stable per consumer group and input partition, so whichever instance owns the partition next
- * (after a rebalance or a crash) fences the previous owner's producer and aborts its open transaction at once.
+ * (after a rebalance or a crash) fences the previous owner's producer and aborts its open transaction at once. Topic
+ * names hold no `:`, so the id reads back from its end: two deployments never share one (with dots, group `g.x` on
+ * topic `y.facts` and group `g` on `x.y.facts` did, and fenced each other's every transaction).
  */
 export function transactionalIdFor(groupId: string, topic: string, partition: number): string {
-  return `${groupId}.${topic}.${partition}`;
+  return `${groupId}:${topic}:${partition}`;
 }
 
 /**

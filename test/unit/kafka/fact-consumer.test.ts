@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isRebalanceError, runsOf } from '../../../src/kafka/fact-consumer.ts';
 import { transactionalIdFor } from '../../../src/kafka/transactional-output.ts';
@@ -22,6 +23,19 @@ describe('isRebalanceError', () => {
 
 describe('transactionalIdFor', () => {
   it('is stable per group and input partition so the next owner fences the previous one', () => {
-    expect(transactionalIdFor('rules-evaluator', 'rules.facts', 3)).toBe('rules-evaluator.rules.facts.3');
+    expect(transactionalIdFor('rules-evaluator', 'rules.facts', 3)).toBe('rules-evaluator:rules.facts:3');
+  });
+
+  it('gives different groups, topics and partitions different ids, whatever dots and colons the group holds', () => {
+    expect(transactionalIdFor('g.x', 'y.facts', 0)).not.toBe(transactionalIdFor('g', 'x.y.facts', 0));
+    const group = fc.string({ unit: fc.constantFrom('a', '.', ':', '-', '1'), maxLength: 6 });
+    const topic = fc.string({ unit: fc.constantFrom('a', '.', '_', '-', '1'), minLength: 1, maxLength: 6 });
+    const key = fc.tuple(group, topic, fc.integer({ min: 0, max: 12 }));
+    fc.assert(
+      fc.property(key, key, (a, b) => {
+        if (a.join('\u0000') !== b.join('\u0000')) expect(transactionalIdFor(...a)).not.toBe(transactionalIdFor(...b));
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });
