@@ -8,16 +8,31 @@ export const DRAIN_GRACE_MS = 5_000;
 
 /** Node's ServerResponse of the request in progress on a socket (set from its headers until its reply is sent). */
 type ServingSocket = Socket & {
-  _httpMessage?: { headersSent: boolean; setHeader(name: string, value: string): void; req?: { complete: boolean } } | null;
+  _httpMessage?: {
+    headersSent: boolean;
+    writableEnded: boolean;
+    setHeader(name: string, value: string): void;
+    req?: { complete: boolean };
+  } | null;
 };
 
 export interface ConnectionDrain {
   /**
    * Closes connections with no request in progress at once and lets the others finish their request and close (with
-   * `Connection: close`). After `graceMs`, a request still arriving is cut off; one received whole is still answered
-   * (the shutdown's own bound covers it), since its work, and the executions it records, are under way.
+   * `Connection: close`). After `graceMs`, a request still arriving, or a reply the client is not reading, is cut off;
+   * a request received whole and still being worked on is answered (the shutdown's own bound covers it), since its
+   * work, and the executions it records, are under way.
    */
   drain(graceMs?: number): void;
+}
+
+/**
+ * A request received whole whose reply is not written yet: its work is under way. A reply already written but not
+ * flushed (a client that stopped reading) is not, nor is a request still arriving.
+ */
+function workInProgress(socket: ServingSocket): boolean {
+  const response = socket._httpMessage;
+  return response?.req?.complete === true && !response.writableEnded;
 }
 
 export function trackConnections(server: Server): ConnectionDrain {
@@ -34,7 +49,7 @@ export function trackConnections(server: Server): ConnectionDrain {
         else if (!response.headersSent) response.setHeader('connection', 'close');
       }
       setTimeout(() => {
-        for (const socket of sockets) if (socket._httpMessage?.req?.complete !== true) socket.destroy();
+        for (const socket of sockets) if (!workInProgress(socket)) socket.destroy();
       }, graceMs).unref();
     },
   };

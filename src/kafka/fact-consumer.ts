@@ -137,9 +137,12 @@ export class FactConsumer {
     });
   }
 
-  /** Stops fetching, lets the batch in hand finish (and commit), leaves the group and disconnects. */
-  async stop(): Promise<void> {
-    if (this.#status === 'stopped') return;
+  /**
+   * Stops fetching, lets the batch in hand finish (and commit), leaves the group and disconnects; false when it gave
+   * up on a broker silent for a whole session instead.
+   */
+  async stop(): Promise<boolean> {
+    if (this.#status === 'stopped') return true;
     this.#stopRequested = true;
     this.#status = 'stopping';
     for (const timer of this.#resumeTimers.values()) clearTimeout(timer);
@@ -161,6 +164,7 @@ export class FactConsumer {
       this.#options.logger.warn('the broker has not answered for a whole consumer session: stopping without leaving the group');
     }
     this.#status = 'stopped';
+    return left;
   }
 
   async #handleBatch(payload: EachBatchPayload): Promise<void> {

@@ -63,6 +63,8 @@ function withDomain(evaluation: Omit<KafkaEvaluation, 'domain'>, domain: string 
 
 /** Longest a stop waits for one Kafka client (admin, producers, the changelog) to disconnect. */
 const DISCONNECT_WAIT_MS = 3_000;
+/** The same once the broker is known to be silent (the consumer could not leave, or a disconnect ran out of time). */
+const SILENT_DISCONNECT_WAIT_MS = 250;
 
 export interface KafkaPipelineDeps {
   config: KafkaConfig;
@@ -146,14 +148,18 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
   const admin = kafka.admin();
   await admin.connect();
   // Disconnects wait at most DISCONNECT_WAIT_MS: a broker that stops answering would hold each for kafkajs's 30 s
-  // request timeout and its retries, past the shutdown's bound. Only the consumer's stop (the batch in hand) waits longer.
+  // request timeout and its retries, past the shutdown's bound. Once it is known silent, the next ones barely wait.
+  // Only the consumer's stop (the batch in hand) waits longer.
+  let brokerSilent = false;
   const bounded = (name: string, close: () => Promise<void>) => (): Promise<void> => {
     const closing = close();
-    const timeout = sleep(DISCONNECT_WAIT_MS, 'timeout' as const, { ref: false });
+    const waitMs = brokerSilent ? SILENT_DISCONNECT_WAIT_MS : DISCONNECT_WAIT_MS;
+    const timeout = sleep(waitMs, 'timeout' as const, { ref: false });
     return Promise.race([closing, timeout]).then((outcome) => {
       if (outcome !== 'timeout') return;
+      brokerSilent = true;
       closing.catch(() => undefined);
-      log.warn({ wait_ms: DISCONNECT_WAIT_MS }, `${name} did not finish in time (the broker is not answering); going on without it`);
+      log.warn({ wait_ms: waitMs }, `${name} did not finish in time (the broker is not answering); going on without it`);
     });
   };
   const cleanups: (() => Promise<void>)[] = [bounded('disconnecting the admin client', () => admin.disconnect())];
@@ -210,7 +216,9 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
         : { storeBacklog: { pending: deps.pendingExecutions, max: tuning.maxPendingExecutions } }),
     });
     // Stopped first: the batch in hand finishes and commits while the producers are still connected.
-    cleanups.push(() => consumer.stop());
+    cleanups.push(async () => {
+      if (!(await consumer.stop())) brokerSilent = true;
+    });
     await consumer.start();
     log.info(
       { brokers: config.brokers, topic: config.factsTopic, group_id: config.groupId, mode: output.mode, streaming: config.streaming },

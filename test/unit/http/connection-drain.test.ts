@@ -12,12 +12,17 @@ describe('trackConnections', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
+  // Sockets as the server sees them, to tell when it let one go.
+  const served: Socket[] = [];
+
   async function start(): Promise<{ port: number; drain: (graceMs: number) => void }> {
     server = createServer((request, response) => {
       request.resume();
-      // Work that outlasts the grace period, begun once the whole request is in.
-      request.on('end', () => setTimeout(() => response.end('done'), 400));
+      // A reply far larger than the socket buffers hold, written at once; or work that outlasts the grace period.
+      if (request.url === '/large') request.on('end', () => response.end(Buffer.alloc(64 * 1024 * 1024, 120)));
+      else request.on('end', () => setTimeout(() => response.end('done'), 400));
     });
+    server.on('connection', (socket) => served.push(socket));
     const connections = trackConnections(server);
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
@@ -52,5 +57,19 @@ describe('trackConnections', () => {
     expect(whole.received()).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
     expect(whole.received().toLowerCase()).toContain('connection: close');
     expect(whole.received()).toMatch(/done$/);
+  });
+
+  it('cuts off a reply the client stopped reading at the deadline, instead of waiting for it for good', async () => {
+    const { port, drain } = await start();
+    const reader = await open(port, 'GET /large HTTP/1.1\r\nHost: x\r\n\r\n');
+    // The client reads nothing more: the reply stays stuck in the buffers.
+    reader.socket.pause();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const socket = served.at(-1);
+    expect(socket?.destroyed).toBe(false);
+    const letGo = once(socket!, 'close');
+    drain(100);
+    await letGo;
+    expect(socket!.destroyed).toBe(true);
   });
 });
