@@ -1,5 +1,6 @@
 // Numbers JSON text can spell but a double cannot hold (1e400 parses as Infinity), refused alike over HTTP and Kafka:
 // evaluated as Infinity but recorded as null, such a fact would fire rules its own stored record contradicts.
+import { jsonPath } from './poisoning-keys.ts';
 
 // Only an exponent of three digits or more can spell a number past ±1.8e308, or a mantissa of at least 210 digits
 // before its point (an exponent of two digits adds at most 99). Two tests: an alternation of both scans several times slower.
@@ -22,13 +23,19 @@ export function nonFiniteNumberPath(root: unknown): string | undefined {
     }
     if (typeof value !== 'object' || value === null) continue;
     for (const [key, child] of Object.entries(value)) {
-      stack.push({ value: child, path: Array.isArray(value) ? `${path}[${key}]` : path === '' ? key : `${path}.${key}` });
+      stack.push({ value: child, path: jsonPath(path, key, Array.isArray(value)) });
     }
   }
   return undefined;
 }
 
-/** What to say about a number a double cannot hold, at `path` (empty: the whole value). */
-export function hugeNumberProblem(path: string): string {
+/**
+ * What to say about the first number a double cannot hold in `parsed`, read from JSON `text` (e.g. `holds a number
+ * beyond the range of a double (±1.7976931348623157e308) at facts.amount`); undefined when there is none.
+ */
+export function hugeNumberProblem(text: string, parsed: unknown): string | undefined {
+  if (!mayHoldHugeNumber(text)) return undefined;
+  const path = nonFiniteNumberPath(parsed);
+  if (path === undefined) return undefined;
   return `holds a number beyond the range of a double (±1.7976931348623157e308)${path === '' ? '' : ` at ${path}`}`;
 }

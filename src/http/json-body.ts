@@ -1,7 +1,7 @@
 // JSON in and out: the only body parser (poisoning and nesting guards, so nothing recurses without bound), and ready JSON replies.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { nestsDeeperThan } from '../contracts/json-depth.ts';
-import { hugeNumberProblem, mayHoldHugeNumber, nonFiniteNumberPath } from '../contracts/json-numbers.ts';
+import { hugeNumberProblem } from '../contracts/json-numbers.ts';
 import { mayHoldPoisoningKey, poisoningKeyPath } from '../contracts/poisoning-keys.ts';
 import { AppError } from '../errors.ts';
 
@@ -21,10 +21,8 @@ export function parseJsonBody(text: string): unknown {
   } catch (error) {
     throw new AppError('VALIDATION_ERROR', `The request body is not valid JSON: ${(error as Error).message}`);
   }
-  if (mayHoldHugeNumber(text)) {
-    const path = nonFiniteNumberPath(value);
-    if (path !== undefined) throw new AppError('VALIDATION_ERROR', `The request body ${hugeNumberProblem(path)}.`);
-  }
+  const hugeNumber = hugeNumberProblem(text, value);
+  if (hugeNumber !== undefined) throw new AppError('VALIDATION_ERROR', `The request body ${hugeNumber}.`);
   const suspiciousKeys = mayHoldPoisoningKey(text);
   // Every level of nesting takes two brackets, so a body this short cannot be too deep and needs no walk.
   if (text.length <= 2 * MAX_BODY_DEPTH && !suspiciousKeys) return value;

@@ -1,7 +1,7 @@
 // Turns the bytes of a facts-topic message into a FactMessage, or says precisely why it never can.
 
 import { z } from 'zod';
-import { hugeNumberProblem, mayHoldHugeNumber, nonFiniteNumberPath } from '../contracts/json-numbers.ts';
+import { hugeNumberProblem } from '../contracts/json-numbers.ts';
 import { type FactMessage, factMessageSchema } from '../contracts/kafka-messages.ts';
 import { mayHoldPoisoningKey, poisoningKeyPath } from '../contracts/poisoning-keys.ts';
 import { AppError } from '../errors.ts';
@@ -47,10 +47,8 @@ function parseJsonText(text: string): unknown {
     throw new AppError('VALIDATION_ERROR', `value is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
   if (mayHoldPoisoningKey(text)) refusePoisoning(parsed);
-  if (mayHoldHugeNumber(text)) {
-    const path = nonFiniteNumberPath(parsed);
-    if (path !== undefined) throw new AppError('VALIDATION_ERROR', `value ${hugeNumberProblem(path)}`);
-  }
+  const hugeNumber = hugeNumberProblem(text, parsed);
+  if (hugeNumber !== undefined) throw new AppError('VALIDATION_ERROR', `value ${hugeNumber}`);
   return parsed;
 }
 

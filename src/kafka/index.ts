@@ -176,7 +176,7 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
       maxResultBytes: config.maxResultBytes,
     });
     if (created.length > 0) log.info({ topics: created }, 'created Kafka topics');
-    const limits = { ...(await resultLimits(admin, config, log)), deadLetterBatchBytes: await deadLetterLimit(admin, config, log) };
+    const limits = await topicLimits(admin, config, log);
     const outputTopics = { ...config, resultBatchBytes: limits.resultBatchBytes, deadLetterBatchBytes: limits.deadLetterBatchBytes };
 
     const output: ResultOutput = config.exactlyOnce
@@ -275,41 +275,37 @@ async function startChangelog(
   return changelog;
 }
 
-/**
- * KAFKA_MAX_RESULT_BYTES, lowered (with a warning) to what an existing results topic takes, so such a result is
- * dead-lettered; and the most bytes one record batch to that topic may hold.
- */
-async function resultLimits(
-  admin: Admin,
-  config: KafkaConfig,
-  log: Logger,
-): Promise<{ maxResultBytes: number; maxResultBytesSource?: string; resultBatchBytes: number }> {
-  const topicBytes = await maxMessageBytesOf(admin, config.resultsTopic).catch((error: unknown) => {
-    log.warn(
-      { err: error, topic: config.resultsTopic },
-      "the results topic's max.message.bytes could not be read; KAFKA_MAX_RESULT_BYTES stands",
-    );
-    return undefined;
-  });
-  const batchBytes = resultBatchBytes(config.maxResultBytes, topicBytes);
-  const topicLimit = topicBytes === undefined ? undefined : topicBytes - resultHeadroom(topicBytes);
-  if (topicLimit === undefined || topicLimit >= config.maxResultBytes)
-    return { maxResultBytes: config.maxResultBytes, resultBatchBytes: batchBytes };
+/** What the results and dead-letter topics take, read in one request (a broker that does not say leaves the defaults). */
+interface TopicLimits {
+  /** KAFKA_MAX_RESULT_BYTES, lowered (with a warning) to what an existing results topic takes, so such a result is dead-lettered. */
+  maxResultBytes: number;
+  maxResultBytesSource?: string;
+  /** The most bytes one record batch to the results topic may hold. */
+  resultBatchBytes: number;
+  /** The most bytes one record batch to the dead-letter topic may hold. */
+  deadLetterBatchBytes: number;
+}
+
+async function topicLimits(admin: Admin, config: KafkaConfig, log: Logger): Promise<TopicLimits> {
+  const [resultTopicBytes, dlqTopicBytes] = await maxMessageBytesOf(admin, [config.resultsTopic, config.dlqTopic]).catch(
+    (error: unknown) => {
+      log.warn(
+        { err: error, topics: [config.resultsTopic, config.dlqTopic] },
+        "the results and dead-letter topics' max.message.bytes could not be read; KAFKA_MAX_RESULT_BYTES stands, and the dead-letter topic is taken to be as created",
+      );
+      return [undefined, undefined];
+    },
+  );
+  const limits = {
+    maxResultBytes: config.maxResultBytes,
+    resultBatchBytes: resultBatchBytes(config.maxResultBytes, resultTopicBytes),
+    deadLetterBatchBytes: deadLetterBatchBytes(dlqTopicBytes),
+  };
+  const topicLimit = resultTopicBytes === undefined ? undefined : resultTopicBytes - resultHeadroom(resultTopicBytes);
+  if (topicLimit === undefined || topicLimit >= config.maxResultBytes) return limits;
   log.warn(
     { topic: config.resultsTopic, configured: config.maxResultBytes, topic_allows: topicLimit },
     "the results topic takes smaller messages than KAFKA_MAX_RESULT_BYTES: larger results are dead-lettered at the topic's limit (raise its max.message.bytes to publish them)",
   );
-  return { maxResultBytes: topicLimit, maxResultBytesSource: "the results topic's max.message.bytes", resultBatchBytes: batchBytes };
-}
-
-/** The most bytes one record batch to the dead-letter topic may hold, from its max.message.bytes. */
-async function deadLetterLimit(admin: Admin, config: KafkaConfig, log: Logger): Promise<number> {
-  const topicBytes = await maxMessageBytesOf(admin, config.dlqTopic).catch((error: unknown) => {
-    log.warn(
-      { err: error, topic: config.dlqTopic },
-      "the dead-letter topic's max.message.bytes could not be read; assuming it takes what it is created to take",
-    );
-    return undefined;
-  });
-  return deadLetterBatchBytes(topicBytes);
+  return { ...limits, maxResultBytes: topicLimit, maxResultBytesSource: "the results topic's max.message.bytes" };
 }

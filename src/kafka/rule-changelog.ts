@@ -5,6 +5,7 @@ import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import { type RuleChangeMessage, ruleChangeMessageSchema } from '../contracts/kafka-messages.ts';
 import { type CrashRestart, restartAfterCrashes } from './crash-restart.ts';
+import { SESSION_TIMEOUT_MS } from './fact-consumer.ts';
 import { backoffMs } from './failure-policy.ts';
 import { orderedProducer } from './result-output.ts';
 
@@ -66,7 +67,7 @@ export class RuleChangelog {
       allowAutoTopicCreation: false,
       // As the facts consumer's: a member lost in a broker outage is let go after 10 s, not kafkajs's 30, so the
       // rejoin (and a stop waiting on it) is not held up for longer than the service's stop may take.
-      sessionTimeout: 10_000,
+      sessionTimeout: SESSION_TIMEOUT_MS,
       heartbeatInterval: 1_000,
       // kafkajs restarts a consumer after a retriable crash even once it was told to stop.
       retry: { retries: 5, restartOnFailure: async () => !this.#stopped },

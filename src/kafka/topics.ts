@@ -95,16 +95,19 @@ function isAlreadyExists(error: unknown): boolean {
 }
 
 /**
- * A topic's `max.message.bytes` (its own or the broker's default); undefined when the broker does not say. A results
- * topic made elsewhere may take less than KAFKA_MAX_RESULT_BYTES: a result between the two was refused by the broker on
- * every retry and held its partition.
+ * Each topic's `max.message.bytes` (its own or the broker's default), in one request; undefined where the broker does
+ * not say. A results or dead-letter topic made elsewhere may take less than the service sends: a record between the two
+ * was refused by the broker on every retry and held its partition.
  */
-export async function maxMessageBytesOf(admin: Admin, topic: string): Promise<number | undefined> {
+export async function maxMessageBytesOf(admin: Admin, topics: readonly string[]): Promise<(number | undefined)[]> {
   const described = await admin.describeConfigs({
-    resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['max.message.bytes'] }],
+    resources: topics.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['max.message.bytes'] })),
     includeSynonyms: false,
   });
-  const entry = described.resources[0]?.configEntries.find((config) => config.configName === 'max.message.bytes');
-  const bytes = Number(entry?.configValue);
-  return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : undefined;
+  return topics.map((topic) => {
+    const resource = described.resources.find((described) => described.resourceName === topic);
+    const entry = resource?.configEntries.find((config) => config.configName === 'max.message.bytes');
+    const bytes = Number(entry?.configValue);
+    return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : undefined;
+  });
 }

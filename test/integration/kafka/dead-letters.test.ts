@@ -52,6 +52,12 @@ const POISON: Poison[] = [
 
 const GOOD = 40;
 
+/** The input offset a result or dead letter answers. */
+const offsetOf = (message: Received) => message.headers.source_offset ?? parse<ResultMessage>(message).source.offset;
+
+/** Answers sorted by the input offset they answer. */
+const inOffsetOrder = (answers: Received[]) => answers.sort((a, b) => Number(offsetOf(a)) - Number(offsetOf(b)));
+
 describe('Kafka pipeline: dead letters', () => {
   const topics = uniqueTopics('dlq');
   let kafka: Kafka;
@@ -309,8 +315,7 @@ describe('Kafka pipeline: a fact whose headers make its result larger than the r
 
   it('dead-letters it, headers and all, and publishes the facts after it instead of holding up the partition', async () => {
     expectAnsweredAtLeastOnce(received, 4, mayHaveReplayed(service.pipeline.state()));
-    const offsetOf = (message: Received) => message.headers.source_offset ?? parse<ResultMessage>(message).source.offset;
-    const answers = firstAnswers(received).sort((a, b) => Number(offsetOf(a)) - Number(offsetOf(b)));
+    const answers = inOffsetOrder(firstAnswers(received));
     expect(answers.map((message) => [message.topic, offsetOf(message)])).toEqual([
       [topics.results, '0'],
       [topics.dlq, '1'],
@@ -434,8 +439,7 @@ describe('Kafka pipeline: a dead-letter topic made elsewhere that takes smaller 
 
   it('dead-letters every message, in order, and answers the fact after them instead of holding up the partition', async () => {
     expectAnsweredAtLeastOnce(received, 43, mayHaveReplayed(service.pipeline.state()));
-    const offsetOf = (message: Received) => message.headers.source_offset ?? parse<ResultMessage>(message).source.offset;
-    const answers = firstAnswers(received).sort((a, b) => Number(offsetOf(a)) - Number(offsetOf(b)));
+    const answers = inOffsetOrder(firstAnswers(received));
     expect(answers.map((message) => message.topic)).toEqual([...Array.from({ length: 42 }, () => topics.dlq), topics.results]);
     expect(answers.map((message) => Number(offsetOf(message)))).toEqual(Array.from({ length: 43 }, (_, index) => index));
     expect(await eventually(async () => (await service.pipeline.lag()) === 0, 30_000)).toBe(true);

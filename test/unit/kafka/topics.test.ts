@@ -63,18 +63,25 @@ describe('topicConfigs', () => {
 });
 
 describe("the results topic's limits", () => {
+  // Answers for topic r the value given, and for topic d 4096; the broker may list resources in any order.
   const describing = (value: string | undefined) =>
     ({
       describeConfigs: async () => ({
-        resources: [{ configEntries: value === undefined ? [] : [{ configName: 'max.message.bytes', configValue: value }] }],
+        resources: [
+          { resourceName: 'd', configEntries: [{ configName: 'max.message.bytes', configValue: '4096' }] },
+          { resourceName: 'r', configEntries: value === undefined ? [] : [{ configName: 'max.message.bytes', configValue: value }] },
+        ],
       }),
     }) as unknown as Admin;
 
-  it("reads the topic's max.message.bytes however small, and nothing when the broker does not say", async () => {
-    expect(await maxMessageBytesOf(describing('20000'), 'r')).toBe(20_000);
-    expect(await maxMessageBytesOf(describing(String(BROKER_DEFAULT_MAX_MESSAGE_BYTES)), 'r')).toBe(BROKER_DEFAULT_MAX_MESSAGE_BYTES);
-    expect(await maxMessageBytesOf(describing(undefined), 'r')).toBeUndefined();
-    expect(await maxMessageBytesOf(describing('lots'), 'r')).toBeUndefined();
+  it("reads each topic's max.message.bytes however small, and nothing when the broker does not say", async () => {
+    expect(await maxMessageBytesOf(describing('20000'), ['r', 'd'])).toEqual([20_000, 4_096]);
+    expect(await maxMessageBytesOf(describing(String(BROKER_DEFAULT_MAX_MESSAGE_BYTES)), ['r'])).toEqual([
+      BROKER_DEFAULT_MAX_MESSAGE_BYTES,
+    ]);
+    expect(await maxMessageBytesOf(describing(undefined), ['r'])).toEqual([undefined]);
+    expect(await maxMessageBytesOf(describing('lots'), ['r'])).toEqual([undefined]);
+    expect(await maxMessageBytesOf(describing('20000'), ['x'])).toEqual([undefined]);
   });
 
   it('keeps 32 KiB for headers and the batch, or half of a smaller topic, and bounds a batch by the topic less 128 bytes', () => {
