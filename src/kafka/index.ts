@@ -1,6 +1,5 @@
 // The Kafka pipeline's entry point: creates topics, starts the facts consumer and the rule changelog, and stops them in order.
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { type Admin, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import { CHANGELOG_TOPIC, type KafkaConfig } from '../config.ts';
@@ -16,6 +15,7 @@ import { connectSchemaRegistry, createRegistryDecoder } from './schema-registry-
 import { type KafkaSessions, sessionRouter } from './session-routing.ts';
 import { deadLetterBatchBytes, ensureTopics, maxMessageBytesOf, resultBatchBytes, resultHeadroom } from './topics.ts';
 import { TransactionalOutput } from './transactional-output.ts';
+import { within } from './within.ts';
 
 export type { EvaluateFactMessage } from './batch-processor.ts';
 export type { KafkaEvaluation } from './result-message.ts';
@@ -151,16 +151,11 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
   // request timeout and its retries, past the shutdown's bound. Once it is known silent, the next ones barely wait.
   // Only the consumer's stop (the batch in hand) waits longer.
   let brokerSilent = false;
-  const bounded = (name: string, close: () => Promise<void>) => (): Promise<void> => {
-    const closing = close();
+  const bounded = (name: string, close: () => Promise<void>) => async (): Promise<void> => {
     const waitMs = brokerSilent ? SILENT_DISCONNECT_WAIT_MS : DISCONNECT_WAIT_MS;
-    const timeout = sleep(waitMs, 'timeout' as const, { ref: false });
-    return Promise.race([closing, timeout]).then((outcome) => {
-      if (outcome !== 'timeout') return;
-      brokerSilent = true;
-      closing.catch(() => undefined);
-      log.warn({ wait_ms: waitMs }, `${name} did not finish in time (the broker is not answering); going on without it`);
-    });
+    if ((await within(close(), waitMs)) !== undefined) return;
+    brokerSilent = true;
+    log.warn({ wait_ms: waitMs }, `${name} did not finish in time (the broker is not answering); going on without it`);
   };
   const cleanups: (() => Promise<void>)[] = [bounded('disconnecting the admin client', () => admin.disconnect())];
   const closeAll = async () => {

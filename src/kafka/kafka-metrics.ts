@@ -1,6 +1,7 @@
 // Prometheus gauges for the Kafka pipeline, read at scrape time: consumer lag and whether the consumer is ready.
 import { Gauge, type Registry } from 'prom-client';
 import type { KafkaPipeline } from './index.ts';
+import { within } from './within.ts';
 
 /** Longest a scrape waits for the broker's offsets: a slow broker must not cost the whole scrape its other metrics. */
 export const LAG_READ_TIMEOUT_MS = 2_000;
@@ -16,17 +17,9 @@ export function registerKafkaMetrics(
     registers: [registry],
     async collect() {
       // A broker that cannot be asked, or not in time, leaves the gauge out rather than reporting a false 0.
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('lag read timed out')), lagTimeoutMs);
-      });
-      try {
-        this.set(await Promise.race([pipeline.lag(), late]));
-      } catch {
-        this.remove();
-      } finally {
-        clearTimeout(timer);
-      }
+      const lag = await within(pipeline.lag(), lagTimeoutMs).catch(() => undefined);
+      if (lag === undefined) this.remove();
+      else this.set(lag.value);
     },
   });
   new Gauge({

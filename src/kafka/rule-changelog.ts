@@ -1,6 +1,5 @@
 // Rule changes reach every instance through a compacted changelog topic: each instance publishes its changes and
 // follows the topic in a group of its own, reloading its catalog from the store to the revision a change names.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import { type RuleChangeMessage, ruleChangeMessageSchema } from '../contracts/kafka-messages.ts';
@@ -8,6 +7,7 @@ import { type CrashRestart, restartAfterCrashes } from './crash-restart.ts';
 import { SESSION_TIMEOUT_MS } from './fact-consumer.ts';
 import { backoffMs } from './failure-policy.ts';
 import { orderedProducer } from './result-output.ts';
+import { within } from './within.ts';
 
 export interface RuleChangelogOptions {
   kafka: Kafka;
@@ -122,7 +122,7 @@ export class RuleChangelog {
     this.#stopped = true;
     await this.#restarts.stop();
     // A rejoin after a broker outage can hold a disconnect up to the session timeout: the group is deleted below anyway.
-    await Promise.race([this.#consumer.disconnect(), sleep(STOP_WAIT_MS, undefined, { ref: false })]);
+    await within(this.#consumer.disconnect(), STOP_WAIT_MS);
     await this.#producer.disconnect();
     await this.#reloading?.catch(() => undefined);
     // The group was this instance's alone; it has no committed offsets worth keeping.
