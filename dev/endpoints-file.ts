@@ -4,6 +4,7 @@ import { link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { processExists } from './local-stack/process-exists.ts';
 
 export const ENDPOINTS_FILE = fileURLToPath(new URL('../.local-stack/endpoints.json', import.meta.url));
 /** Holds the pid of the `npm run dev` that runs in this checkout, from before its stack starts until it stops. */
@@ -58,12 +59,7 @@ function parseOrUndefined(text: string): unknown {
 
 /** Whether a `npm run dev` process has this pid: a pid reused by another program does not count (read where /proc is). */
 function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    // EPERM: it runs, under another user.
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
+  if (!processExists(pid)) return false;
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(DEV_SCRIPT);
   } catch {

@@ -3,6 +3,7 @@
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { processExists } from './process-exists.ts';
 
 const PREFIX = 'rules-local-stack-';
 const OWNER_FILE = 'owner.pid';
@@ -48,17 +49,7 @@ async function abandoned(dir: string, now: number): Promise<boolean> {
   const age = now - info.mtimeMs;
   const owner = Number(await readFile(join(dir, OWNER_FILE), 'utf8').catch(() => ''));
   if (!Number.isSafeInteger(owner) || owner <= 0) return age > UNOWNED_GRACE_MS;
-  if (processAlive(owner)) return false;
+  if (processExists(owner)) return false;
   const failed = await stat(join(dir, FAILED_FILE)).catch(() => undefined);
   return failed === undefined || now - failed.mtimeMs > FAILED_KEPT_MS;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: alive, but another user's.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
