@@ -55,9 +55,9 @@ function rangeBuilders() {
 export class AlphaNetwork {
   /** Rules in scope; the network's local rule index i is the i-th rule in fired order. */
   readonly size: number;
-  /** Average number of rules linked to each distinct indexed test. */
-  readonly linkedRulesAvg: number;
-  /** Number of candidate rules whose residual had to run for the last fact (not decided by the index alone). */
+  /** Average number of rules linked to each distinct indexed test; null when no rule has one. */
+  readonly linkedRulesAvg: number | null;
+  /** Candidate rules of the last fact: those the index did not rule out (confirmed by it, or checked further). */
   lastCandidates = 0;
 
   readonly #slots: FactSlots;
@@ -168,7 +168,7 @@ export class AlphaNetwork {
         stringUpper: builders.stringUpper.build(),
       });
     }
-    this.linkedRulesAvg = tests === 0 ? 0 : links / tests;
+    this.linkedRulesAvg = tests === 0 ? null : links / tests;
     this.#leafData = sealTrie(this.#trie, (entries, out) => {
       const unsorted: number[] = [];
       const sorted = new Map<string, { slot: number; lower: boolean; builder: RangeSideBuilder<number> }>();
@@ -291,8 +291,8 @@ export class AlphaNetwork {
       if (this.#ruleStamp[local] === this.#generation) return;
       this.#ruleStamp[local] = this.#generation;
     }
+    this.lastCandidates += 1;
     if (rows >= 0 || flags >= HAS_CLOSURE) {
-      this.lastCandidates += 1;
       if (rows >= 0 && !this.#program.run(rows)) return;
       if ((flags & HAS_CLOSURE) !== 0 && !this.#closures[local]!(facts)) return;
     }

@@ -1,15 +1,15 @@
 // Opt-in, bounded, advisory engine metrics: constant memory whatever the traffic; nothing is exported from here.
 
 export interface EngineMetricsSnapshot {
-  /** Average number of candidate rules whose closure had to run per fact. */
+  /** Average number of candidate rules per fact: those the index did not rule out (it confirmed them, or a residual check ran). */
   candidates_per_fact_out: number | null;
   /** 1 - candidates / rules in scope: the share of rules the index ruled out without running them. */
   alpha_prune_ratio: number | null;
   /** 95th percentile of the last LATENCY_SAMPLES evaluation latencies. */
   eval_latency_ms_p95: number | null;
-  /** Average number of rules linked to each distinct indexed test (sharing), for the last compiled engine. */
+  /** Average number of rules linked to each distinct indexed test (sharing), for the last compiled engine; null without tests. */
   linked_rules_avg: number | null;
-  /** Facts held by session working memory, as last reported. */
+  /** Facts held by session working memory, read from the tracker at each snapshot. */
   working_memory_size: number | null;
   node_memory: { hit_rate: number | null };
   evaluations: number;
@@ -26,11 +26,11 @@ export class EngineMetrics {
   #latencyCount = 0;
   #latencyNext = 0;
   #linkedRulesAvg: number | null = null;
-  #workingMemorySize: number | null = null;
+  #workingMemorySize: () => number | null = () => null;
   #nodeMemoryHits = 0;
   #nodeMemoryLookups = 0;
 
-  /** Called by evaluate for each fact: candidates whose closure ran, rules in scope, latency. */
+  /** Called by evaluate for each fact: candidate rules (not ruled out by the index), rules in scope, latency. */
   record(candidates: number, rulesInScope: number, latencyMs: number): void {
     this.#evaluations += 1;
     this.#candidates += candidates;
@@ -41,12 +41,12 @@ export class EngineMetrics {
   }
 
   /** Called when an engine is compiled with this collector. */
-  recordCompile(linkedRulesAvg: number): void {
+  recordCompile(linkedRulesAvg: number | null): void {
     this.#linkedRulesAvg = linkedRulesAvg;
   }
 
-  /** Sessions report how many facts their working memory holds. */
-  setWorkingMemorySize(size: number): void {
+  /** Sessions say how to count the facts their working memory holds: read at each snapshot, so idle sessions age out. */
+  trackWorkingMemory(size: () => number | null): void {
     this.#workingMemorySize = size;
   }
 
@@ -63,7 +63,7 @@ export class EngineMetrics {
       alpha_prune_ratio: this.#inScope === 0 ? null : 1 - this.#candidates / this.#inScope,
       eval_latency_ms_p95: this.#p95(),
       linked_rules_avg: this.#linkedRulesAvg,
-      working_memory_size: this.#workingMemorySize,
+      working_memory_size: this.#workingMemorySize(),
       node_memory: { hit_rate: this.#nodeMemoryLookups === 0 ? null : this.#nodeMemoryHits / this.#nodeMemoryLookups },
       evaluations,
     };
@@ -77,7 +77,7 @@ export class EngineMetrics {
     this.#latencyCount = 0;
     this.#latencyNext = 0;
     this.#linkedRulesAvg = null;
-    this.#workingMemorySize = null;
+    this.#workingMemorySize = () => null;
     this.#nodeMemoryHits = 0;
     this.#nodeMemoryLookups = 0;
   }

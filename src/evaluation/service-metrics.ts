@@ -44,12 +44,12 @@ export class ServiceMetrics {
     if (engineMetrics !== undefined) {
       const signal = (name: string, help: string, read: (s: ReturnType<EngineMetrics['snapshot']>) => number | null) =>
         gauge(registers, name, help, () => read(engineMetrics.snapshot()));
-      signal('rules_engine_candidates_per_fact_out', 'Average candidate rules run per fact.', (s) => s.candidates_per_fact_out);
+      signal('rules_engine_candidates_per_fact_out', 'Candidate rules per fact, not ruled out by the index.', (s) => s.candidates_per_fact_out);
       signal('rules_engine_alpha_prune_ratio', 'Share of rules in scope ruled out by the index.', (s) => s.alpha_prune_ratio);
       signal('rules_engine_eval_latency_ms_p95', '95th percentile of recent evaluation latencies (ms).', (s) => s.eval_latency_ms_p95);
       signal('rules_engine_linked_rules_avg', 'Average rules linked to each indexed test.', (s) => s.linked_rules_avg);
-      signal('rules_engine_working_memory_size', 'Facts held in session working memory.', (s) => s.working_memory_size);
-      signal('rules_engine_node_memory_hit_rate', 'Node-memory hit rate (streaming mode).', (s) => s.node_memory.hit_rate);
+      signal('rules_engine_working_memory_size', 'Facts in sessions written here in the last hour.', (s) => s.working_memory_size);
+      signal('rules_engine_node_memory_hit_rate', 'Share of session writes whose fired set did not change.', (s) => s.node_memory.hit_rate);
     }
   }
   /**

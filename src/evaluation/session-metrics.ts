@@ -3,7 +3,7 @@ import type { EngineMetrics } from '../engine/index.ts';
 import type { SessionWriteObserver } from './session-evaluator.ts';
 
 export interface SessionMemoryMetricsOptions {
-  metrics: Pick<EngineMetrics, 'setWorkingMemorySize' | 'recordNodeMemory'>;
+  metrics: Pick<EngineMetrics, 'trackWorkingMemory' | 'recordNodeMemory'>;
   /** A session not written for this long drops out of working_memory_size; default one hour (the default session TTL). */
   idleMs?: number;
   /** Most sessions tracked; beyond it the least recently written drop out. Default 10,000. */
@@ -19,7 +19,7 @@ interface Tracked {
 
 /**
  * working_memory_size: the sum of the last fact_count of every session this instance wrote to within `idleMs` (at most
- * `maxSessions` of them), recomputed at each write. node_memory.hit_rate: the share of session writes whose fired set
+ * `maxSessions` of them), as of each read; null before the first write or delete. node_memory.hit_rate: the share of session writes whose fired set
  * did not change (no activated, no deactivated rule), i.e. those a streaming consumer gets no message for.
  */
 export class SessionMemoryMetrics implements SessionWriteObserver {
@@ -30,12 +30,19 @@ export class SessionMemoryMetrics implements SessionWriteObserver {
   // Insertion order is write order: every write re-inserts its session, so the oldest entries come first.
   readonly #sessions = new Map<string, Tracked>();
   #total = 0;
+  #reported = false;
 
   constructor(options: SessionMemoryMetricsOptions) {
     this.#metrics = options.metrics;
     this.#idleMs = options.idleMs ?? 3_600_000;
     this.#maxSessions = options.maxSessions ?? 10_000;
     this.#clock = options.clock ?? Date.now;
+    // Read at scrape time: sessions no longer written age out even when no write comes to prune them.
+    this.#metrics.trackWorkingMemory(() => {
+      if (!this.#reported) return null;
+      this.#prune(this.#clock());
+      return this.#total;
+    });
   }
 
   written(sessionId: string, factCount: number, changed: boolean): void {
@@ -43,14 +50,14 @@ export class SessionMemoryMetrics implements SessionWriteObserver {
     this.#remove(sessionId);
     this.#sessions.set(sessionId, { factCount, at: now });
     this.#total += factCount;
+    this.#reported = true;
     this.#prune(now);
-    this.#metrics.setWorkingMemorySize(this.#total);
     this.#metrics.recordNodeMemory(!changed);
   }
 
   deleted(sessionId: string): void {
     this.#remove(sessionId);
-    this.#metrics.setWorkingMemorySize(this.#total);
+    this.#reported = true;
   }
 
   #remove(sessionId: string): void {

@@ -35,7 +35,7 @@ describe('EngineMetrics', () => {
   it('keeps the session signals and the sharing of the last compiled engine', () => {
     const metrics = new EngineMetrics();
     metrics.recordCompile(2.5);
-    metrics.setWorkingMemorySize(12);
+    metrics.trackWorkingMemory(() => 12);
     metrics.recordNodeMemory(true);
     metrics.recordNodeMemory(true);
     metrics.recordNodeMemory(false);

@@ -359,6 +359,19 @@ describe('DSL semantics', () => {
 });
 
 describe('EngineMetrics wiring', () => {
+  it('rules out nothing, and counts every rule a candidate, when every rule fires', () => {
+    const metrics = new EngineMetrics();
+    const engine = RuleEngine.compile([rule(1, leaf('amount', '>', 0)), rule(2, leaf('country', '==', 'DE'))], { metrics });
+    for (let i = 0; i < 10; i += 1) expect(engine.evaluate({ amount: 5, country: 'DE' }).fired_rules).toEqual([1, 2]);
+    expect(metrics.snapshot()).toMatchObject({ candidates_per_fact_out: 2, alpha_prune_ratio: 0 });
+  });
+
+  it('reports no sharing average for an engine whose rules have no indexed test', () => {
+    const metrics = new EngineMetrics();
+    RuleEngine.compile([rule(1, { type: 'not', child: leaf('m', '==', 'zz') } as ConditionNode)], { metrics });
+    expect(metrics.snapshot().linked_rules_avg).toBeNull();
+  });
+
   it('records candidates, prune ratio, sharing and latency for every evaluation', () => {
     const metrics = new EngineMetrics();
     let tick = 0;
@@ -374,10 +387,10 @@ describe('EngineMetrics wiring', () => {
     engine.evaluate({ m: 'none', amount: 50 });
     const snapshot = metrics.snapshot();
     expect(snapshot.evaluations).toBe(2);
-    // Only rule 10 (no gate) runs a residual, on each fact. Fact 1 reaches m0's trie node, where rules 1 and 9 are sorted
-    // by their amount bounds: 50 > 10 fires rule 1 on the index alone, and 50 < 5 fails, so rule 9 is never run.
-    expect(snapshot.candidates_per_fact_out).toBe(1);
-    expect(snapshot.alpha_prune_ratio).toBeCloseTo(1 - 2 / 20);
+    // Rule 10 (no gate) is a candidate on each fact. Fact 1 reaches m0's trie node, where rules 1 and 9 are sorted by
+    // their amount bounds: 50 > 10 confirms rule 1 on the index alone (a candidate), and 50 < 5 rules out rule 9.
+    expect(snapshot.candidates_per_fact_out).toBe(1.5);
+    expect(snapshot.alpha_prune_ratio).toBeCloseTo(1 - 3 / 20);
     expect(snapshot.eval_latency_ms_p95).toBe(1);
     // Equality tests m0..m7: nine links over eight distinct tests.
     expect(snapshot.linked_rules_avg).toBeCloseTo(9 / 8);

@@ -48,6 +48,24 @@ describe('SessionMemoryMetrics', () => {
     expect(capped.metrics.snapshot().working_memory_size).toBe(101);
   });
 
+  it('ages out idle sessions when read, with no write to prune them', () => {
+    const { metrics, sessions, advance } = tracker({ idleMs: 1_000 });
+    sessions.written('a', 3, true);
+    sessions.written('b', 5, true);
+    advance(600);
+    sessions.written('b', 6, true);
+    advance(600);
+    expect(metrics.snapshot().working_memory_size).toBe(6);
+    advance(1_000);
+    expect(metrics.snapshot().working_memory_size).toBe(0);
+  });
+
+  it('reports 0, not nothing, once the only session this instance knew is deleted', () => {
+    const { metrics, sessions } = tracker();
+    sessions.deleted('a');
+    expect(metrics.snapshot().working_memory_size).toBe(0);
+  });
+
   it('counts as a node-memory hit every write whose fired set did not change', () => {
     const { metrics, sessions } = tracker();
     sessions.written('a', 1, false);
