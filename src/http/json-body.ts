@@ -51,6 +51,16 @@ declare module 'fastify' {
   }
 }
 
+/** A charset parameter of the Content-Type header, quoted or not. */
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+
+/** JSON is UTF-8 (RFC 8259): a body labelled with another charset would be decoded wrongly, so it is refused. */
+function charsetProblem(contentType: string | undefined): AppError | undefined {
+  const charset = CHARSET.exec(contentType ?? '')?.[1]?.toLowerCase();
+  if (charset === undefined || charset === 'utf-8' || charset === 'utf8') return undefined;
+  return new AppError('UNSUPPORTED_MEDIA_TYPE', `Request bodies must be UTF-8 JSON; charset '${charset.slice(0, 40)}' is not supported.`);
+}
+
 /** What Fastify itself sends with a JSON body. */
 const JSON_UTF8 = 'application/json; charset=utf-8';
 
@@ -59,7 +69,7 @@ export function sendJsonText(reply: FastifyReply, json: string): void {
   reply.type(JSON_UTF8).send(json);
 }
 
-/** Replaces Fastify's parsers: application/json (any charset) is the only accepted body type; anything else is 415. */
+/** Replaces Fastify's parsers: application/json (UTF-8) is the only accepted body type; anything else is 415. */
 export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void {
   app.decorateRequest('bodyJson', null);
   app.removeAllContentTypeParsers();
@@ -67,6 +77,11 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
     // Clients that label every request as JSON send DELETEs with an empty body: nothing to parse where no body is taken.
     if (body === '' && request.routeOptions.schema?.body === undefined) {
       done(null, undefined);
+      return;
+    }
+    const charset = charsetProblem(request.headers['content-type']);
+    if (charset !== undefined) {
+      done(charset, undefined);
       return;
     }
     try {

@@ -301,8 +301,20 @@ describe.each(STORE_KINDS)('bad input over HTTP (%s)', (kind) => {
     );
   });
 
-  it('accepts application/json with a charset, in any case', async () => {
+  it('accepts application/json with a UTF-8 charset, in any case', async () => {
     expect((await raw('/api/v1/evaluate', '{"facts":{}}', 'Application/JSON; charset=utf-8')).statusCode).toBe(200);
+    expect((await raw('/api/v1/evaluate', '{"facts":{}}', 'application/json; Charset="UTF-8"')).statusCode).toBe(200);
+  });
+
+  it.each([
+    ['iso-8859-1', 'application/json; charset=iso-8859-1'],
+    ['utf-16, quoted', 'application/json;charset="utf-16"'],
+  ])('refuses a body labelled %s with 415 rather than decode it as UTF-8, and stores nothing', async (_label, contentType) => {
+    const before = (await json(t.app, 'GET', '/api/v1/rules?limit=1000')).json() as unknown[];
+    const latin1 = Buffer.from(JSON.stringify(ruleDraft('caf\u00e9')), 'latin1');
+    const response = await t.app.inject({ method: 'POST', url: '/api/v1/rules', payload: latin1, headers: { 'content-type': contentType } });
+    expectError(response, 415, 'UNSUPPORTED_MEDIA_TYPE', /must be UTF-8 JSON; charset '(iso-8859-1|utf-16)' is not supported/);
+    expect((await json(t.app, 'GET', '/api/v1/rules?limit=1000')).json()).toEqual(before);
   });
 
   it('answers invalid and unsafe regular expressions with DSL_ERROR', async () => {
