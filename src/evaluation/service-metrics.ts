@@ -44,7 +44,11 @@ export class ServiceMetrics {
     if (engineMetrics !== undefined) {
       const signal = (name: string, help: string, read: (s: ReturnType<EngineMetrics['snapshot']>) => number | null) =>
         gauge(registers, name, help, () => read(engineMetrics.snapshot()));
-      signal('rules_engine_candidates_per_fact_out', 'Candidate rules per fact, not ruled out by the index.', (s) => s.candidates_per_fact_out);
+      signal(
+        'rules_engine_candidates_per_fact_out',
+        'Candidate rules per fact, not ruled out by the index.',
+        (s) => s.candidates_per_fact_out,
+      );
       signal('rules_engine_alpha_prune_ratio', 'Share of rules in scope ruled out by the index.', (s) => s.alpha_prune_ratio);
       signal('rules_engine_eval_latency_ms_p95', '95th percentile of recent evaluation latencies (ms).', (s) => s.eval_latency_ms_p95);
       signal('rules_engine_linked_rules_avg', 'Average rules linked to each indexed test.', (s) => s.linked_rules_avg);

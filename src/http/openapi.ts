@@ -4,7 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { conditionNodeSchema } from '../contracts/condition-dsl.ts';
-import { components, conditionDslField } from './schemas/common.ts';
+import { components, conditionDslField, refinementKeywords } from './schemas/common.ts';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -22,7 +22,7 @@ export function conditionNodeComponent(): JsonSchema {
 
 /**
  * One zod schema as OpenAPI JSON Schema. Named schemas (the `components` registry) are moved into `hoisted` and referred
- * to by $ref; the DSL field becomes a reference to ConditionNode.
+ * to by $ref; the DSL field becomes a reference to ConditionNode, and documented refinements add their keywords.
  */
 export function toOpenApiSchema(schema: z.ZodType, io: 'input' | 'output', hoisted: Record<string, unknown>): JsonSchema {
   const json = z.toJSONSchema(schema, {
@@ -34,6 +34,8 @@ export function toOpenApiSchema(schema: z.ZodType, io: 'input' | 'output', hoist
         for (const key of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[key];
         ctx.jsonSchema.$ref = `${COMPONENT_PREFIX}ConditionNode`;
       }
+      const refinements = refinementKeywords.get(ctx.zodSchema as unknown as z.ZodType);
+      if (refinements !== undefined) Object.assign(ctx.jsonSchema, refinements);
     },
   }) as JsonSchema;
   const { $schema: _schema, $defs: defs, ...root } = json;

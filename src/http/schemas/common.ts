@@ -7,6 +7,15 @@ import { ERROR_CODES, type ErrorCode } from '../../errors.ts';
 /** Schemas shown as named components in the OpenAPI document. */
 export const components = z.registry<{ id: string }>();
 
+/** JSON Schema keywords for checks z.toJSONSchema cannot derive (refinements), merged into the schema's OpenAPI entry. */
+export const refinementKeywords = new WeakMap<z.ZodType, Record<string, unknown>>();
+
+/** Documents what a schema's refinements check, so clients validating against the OpenAPI refuse what the service refuses. */
+export function documentRefinement<T extends z.ZodType>(schema: T, keywords: Record<string, unknown>): T {
+  refinementKeywords.set(schema, keywords);
+  return schema;
+}
+
 /** Largest id the store can hold (PostgreSQL integer). */
 export const MAX_ID = 2_147_483_647;
 export const DEFAULT_PAGE_LIMIT = 100;
@@ -19,6 +28,14 @@ export const MAX_PAGE_LIMIT = 1_000;
 export const conditionDslField = z
   .custom<unknown>((value) => value !== undefined, { error: 'condition_dsl is required' })
   .describe('Condition tree in the JSON condition DSL (see ConditionNode).');
+
+/**
+ * A condition DSL tree to validate: any JSON value, since telling what is wrong with it is the point. Shown as such in the
+ * OpenAPI document, where ConditionNode would refuse the very trees /validate answers `valid: false` for.
+ */
+export const anyConditionDslField = z
+  .custom<unknown>((value) => value !== undefined, { error: 'condition_dsl is required' })
+  .describe('Any JSON value: checked against the JSON condition DSL (ConditionNode), every problem reported in errors.');
 
 export type Facts = Record<string, unknown>;
 

@@ -3,7 +3,17 @@ import { z } from 'zod';
 import { evaluationResultSchema, explanationSchema, validationResultSchema } from '../../contracts/evaluation.ts';
 import { isCommonDomain, ruleFieldSchemas } from '../../contracts/rule.ts';
 import { withFastAccept } from '../zod-compilers.ts';
-import { components, conditionDslField, domainField, factsSchema, idField, isCommonFacts, timestampField } from './common.ts';
+import {
+  anyConditionDslField,
+  components,
+  conditionDslField,
+  documentRefinement,
+  domainField,
+  factsSchema,
+  idField,
+  isCommonFacts,
+  timestampField,
+} from './common.ts';
 
 /** Most rules one simulate or validate request may carry. */
 export const MAX_INLINE_RULES = 1_000;
@@ -93,17 +103,20 @@ export const simulateResponse = evaluationResultSchema
   .extend({ revision: z.number().int().nullable().describe('Stored rules revision used; null when rules were given inline.') })
   .register(components, { id: 'SimulateResponse' });
 
-export const validateBody = z
-  .strictObject({
-    condition_dsl: conditionDslField.optional(),
-    rules: z
-      .array(z.unknown())
-      .max(MAX_INLINE_RULES)
-      .optional()
-      .describe('A whole ruleset: each rule is checked, and names must be unique within a domain.'),
-  })
-  .refine((body) => (body.condition_dsl === undefined) !== (body.rules === undefined), 'send exactly one of condition_dsl or rules')
-  .register(components, { id: 'ValidateRequest' });
+export const validateBody = documentRefinement(
+  z
+    .strictObject({
+      condition_dsl: anyConditionDslField.optional(),
+      rules: z
+        .array(z.unknown())
+        .max(MAX_INLINE_RULES)
+        .optional()
+        .describe('A whole ruleset: each rule is checked, and names must be unique within a domain.'),
+    })
+    .refine((body) => (body.condition_dsl === undefined) !== (body.rules === undefined), 'send exactly one of condition_dsl or rules')
+    .register(components, { id: 'ValidateRequest' }),
+  { oneOf: [{ required: ['condition_dsl'] }, { required: ['rules'] }] },
+);
 
 export const validateResponse = validationResultSchema.register(components, { id: 'ValidationResult' });
 

@@ -1,7 +1,16 @@
 // Request and response bodies of rules and rulesets.
 import { z } from 'zod';
 import { ruleFieldSchemas } from '../../contracts/rule.ts';
-import { components, conditionDslField, domainField, idField, pageQueryFields, queryBoolean, timestampField } from './common.ts';
+import {
+  components,
+  conditionDslField,
+  documentRefinement,
+  domainField,
+  idField,
+  pageQueryFields,
+  queryBoolean,
+  timestampField,
+} from './common.ts';
 
 const ruleFields = {
   name: ruleFieldSchemas.name.describe('Unique within its domain.'),
@@ -16,15 +25,18 @@ const ruleFields = {
 
 export const ruleBody = z.strictObject(ruleFields).register(components, { id: 'RuleRequest' });
 
-export const rulePatchBody = z
-  .strictObject({
-    ...ruleFields,
-    name: ruleFields.name.optional(),
-    condition_dsl: conditionDslField.optional(),
-    action: ruleFields.action.optional(),
-  })
-  .refine((patch) => Object.keys(patch).length > 0, 'send at least one field to change')
-  .register(components, { id: 'RulePatch' });
+export const rulePatchBody = documentRefinement(
+  z
+    .strictObject({
+      ...ruleFields,
+      name: ruleFields.name.optional(),
+      condition_dsl: conditionDslField.optional(),
+      action: ruleFields.action.optional(),
+    })
+    .refine((patch) => Object.keys(patch).length > 0, 'send at least one field to change')
+    .register(components, { id: 'RulePatch' }),
+  { minProperties: 1 },
+);
 
 export const storedRuleSchema = z
   .object({

@@ -1,19 +1,22 @@
 // Request and response bodies of stateful sessions.
 import { z } from 'zod';
 import { DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS } from '../../sessions/session-limits.ts';
-import { components, factsSchema, idField, timestampField } from './common.ts';
+import { components, documentRefinement, factsSchema, idField, timestampField } from './common.ts';
 import { explanationResponse } from './evaluation.ts';
 
 const STORE_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 
-const factIdField = z
-  .string()
-  .regex(STORE_ID, "fact_id must be 1-200 characters of letters, digits, '.', '_', ':' or '-'")
-  // URLs drop '.' and '..' path segments: such a fact could never be retracted.
-  .refine((id) => !/^\.+$/.test(id), "fact_id must not be made of dots only ('.' and '..' cannot be sent in a URL path)")
-  .describe(
-    "Id of the fact within the session: 1-200 letters, digits, '.', '_', ':' or '-', not dots only. Re-using one replaces its fact.",
-  );
+const factIdField = documentRefinement(
+  z
+    .string()
+    .regex(STORE_ID, "fact_id must be 1-200 characters of letters, digits, '.', '_', ':' or '-'")
+    // URLs drop '.' and '..' path segments: such a fact could never be retracted.
+    .refine((id) => !/^\.+$/.test(id), "fact_id must not be made of dots only ('.' and '..' cannot be sent in a URL path)")
+    .describe(
+      "Id of the fact within the session: 1-200 letters, digits, '.', '_', ':' or '-', not dots only. Re-using one replaces its fact.",
+    ),
+  { not: { pattern: '^\\.+$' } },
+);
 
 export const createSessionBody = z
   .strictObject({

@@ -312,7 +312,12 @@ describe.each(STORE_KINDS)('bad input over HTTP (%s)', (kind) => {
   ])('refuses a body labelled %s with 415 rather than decode it as UTF-8, and stores nothing', async (_label, contentType) => {
     const before = (await json(t.app, 'GET', '/api/v1/rules?limit=1000')).json() as unknown[];
     const latin1 = Buffer.from(JSON.stringify(ruleDraft('caf\u00e9')), 'latin1');
-    const response = await t.app.inject({ method: 'POST', url: '/api/v1/rules', payload: latin1, headers: { 'content-type': contentType } });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/rules',
+      payload: latin1,
+      headers: { 'content-type': contentType },
+    });
     expectError(response, 415, 'UNSUPPORTED_MEDIA_TYPE', /must be UTF-8 JSON; charset '(iso-8859-1|utf-16)' is not supported/);
     expect((await json(t.app, 'GET', '/api/v1/rules?limit=1000')).json()).toEqual(before);
   });

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stackEndpoints } from '../../helpers/stack.ts';
 import { json, ruleDraft, startTestApp, type TestApp } from './harness.ts';
@@ -87,6 +88,46 @@ describe('health, readiness and the OpenAPI document', () => {
     // Every $ref points at a component the document defines.
     const refs = [...JSON.stringify(document).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((match) => match[1]!);
     for (const ref of new Set(refs)) expect(schemas, ref).toHaveProperty(ref);
+  });
+
+  it('describes request bodies so that a client validating against it sends what the service takes, and only that', async () => {
+    const document = (await json(t.app, 'GET', '/openapi.json')).json();
+    const ajv = new Ajv2020({ strict: false });
+    ajv.addSchema({ $id: 'oas', components: document.components });
+    const verdict = (path: string, method: string, body: unknown): boolean => {
+      const schema = document.paths[path][method].requestBody.content['application/json'].schema;
+      return ajv.validate(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"oas#/components/')), body);
+    };
+    const dsl = { type: 'condition', field: 'amount', op: '>', value: 5 };
+    const cases: [string, string, string, unknown, boolean][] = [
+      // /validate exists to answer `valid: false` for broken trees: the document must let them through.
+      ['/api/v1/validate', 'post', '/api/v1/validate', { condition_dsl: { type: 'and', children: [] } }, true],
+      ['/api/v1/validate', 'post', '/api/v1/validate', { condition_dsl: { ...dsl, op: 'LIKE' } }, true],
+      ['/api/v1/validate', 'post', '/api/v1/validate', { rules: [] }, true],
+      ['/api/v1/validate', 'post', '/api/v1/validate', {}, false],
+      ['/api/v1/validate', 'post', '/api/v1/validate', { condition_dsl: dsl, rules: [] }, false],
+      ['/api/v1/rules/{id}', 'patch', '/api/v1/rules/2147483000', {}, false],
+      ['/api/v1/rules/{id}', 'patch', '/api/v1/rules/2147483000', { enabled: false }, true],
+    ];
+    for (const [path, method, url, body, accepted] of cases) {
+      expect(verdict(path, method, body), `${method} ${path} ${JSON.stringify(body)}`).toBe(accepted);
+      const answer = await json(t.app, method.toUpperCase() as 'POST', url, body);
+      // Accepted bodies reach the use case (200, or 404 for the rule that does not exist); refused ones are 400.
+      expect(answer.statusCode === 400, `${url} ${JSON.stringify(body)}: ${answer.body}`).toBe(!accepted);
+    }
+    const factBody = (factId: string) => ({ fact_id: factId, event: {} });
+    expect(verdict('/api/v1/sessions/{id}/facts', 'post', factBody('f-1'))).toBe(true);
+    expect(verdict('/api/v1/sessions/{id}/facts', 'post', factBody('..'))).toBe(false);
+    // A route that takes no body still answers 413 and 415 for one that is too large or not JSON.
+    const removal = document.paths['/api/v1/rules/{id}'].delete.responses;
+    expect(Object.keys(removal)).toEqual(expect.arrayContaining(['413', '415']));
+    const refused = await t.app.inject({
+      method: 'DELETE',
+      url: '/api/v1/rules/1',
+      payload: 'x',
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(refused.statusCode).toBe(415);
   });
 
   it('serves the browsable documentation page', async () => {
@@ -220,7 +261,7 @@ describe('Prometheus metrics (RULES_METRICS=prometheus)', () => {
   it('lists the metrics route in the OpenAPI document, with its text body and its error statuses', async () => {
     const document = (await json(t.app, 'GET', '/openapi.json')).json();
     const responses = document.paths['/api/v1/metrics'].get.responses;
-    expect(Object.keys(responses).sort()).toEqual(['200', '400', '401', '403', '503']);
+    expect(Object.keys(responses).sort()).toEqual(['200', '400', '401', '403', '413', '415', '503']);
     expect(Object.keys(responses['200'].content)).toEqual(['text/plain; version=0.0.4; charset=utf-8']);
     expect(responses['403'].content['application/json'].schema).toBeDefined();
   });
