@@ -11,7 +11,6 @@ export interface ErrorReply {
 
 const BY_STATUS: Record<number, ErrorCode> = {
   401: 'UNAUTHORIZED',
-  403: 'FORBIDDEN',
   404: 'NOT_FOUND',
   409: 'CONFLICT',
   412: 'PRECONDITION_FAILED',
@@ -41,6 +40,9 @@ export function toErrorReply(error: unknown, bodyLimit: number): ErrorReply {
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return reply('VALIDATION_ERROR', `A path segment is longer than ${MAX_PARAM_LENGTH} characters.`);
   }
+  // Only the auth hook refuses a scope (an AppError): a library's 403 (the docs' static files refusing a path that leaves
+  // their folder) names nothing that can be served.
+  if (statusCode === 403) return reply('NOT_FOUND', 'No such resource.');
   // Fastify's own client errors carry a safe message and a 4xx status.
   if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
     return reply(BY_STATUS[statusCode] ?? 'VALIDATION_ERROR', typeof message === 'string' && message !== '' ? message : 'Bad request.');

@@ -1,4 +1,6 @@
 import { once } from 'node:events';
+import { get as httpGet } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -135,6 +137,20 @@ describe('health, readiness and the OpenAPI document', () => {
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toContain('text/html');
     expect(response.body).toContain('Swagger UI');
+    // A path that climbs out of the page's static folder names nothing: 404, not a scope refusal. Sent raw over a
+    // socket, as inject and fetch would resolve the dots first.
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    const outside = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = httpGet({ host: '127.0.0.1', port, path: '/docs/static/%2e%2e/%2e%2e/package.json' }, (response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      });
+      request.on('error', reject);
+    });
+    expect(outside.status).toBe(404);
+    expect(JSON.parse(outside.body)).toEqual({ detail: 'No such resource.', error_code: 'NOT_FOUND' });
   });
 
   it('has no metrics route unless RULES_METRICS=prometheus', async () => {

@@ -31,7 +31,6 @@ describe('toErrorReply', () => {
 
   it.each([
     [401, 'UNAUTHORIZED'],
-    [403, 'FORBIDDEN'],
     [404, 'NOT_FOUND'],
     [412, 'PRECONDITION_FAILED'],
     [405, 'VALIDATION_ERROR'],
@@ -39,6 +38,13 @@ describe('toErrorReply', () => {
   ])('maps any other Fastify %d to %s, keeping its message', (statusCode, errorCode) => {
     const reply = toErrorReply(fastifyError('FST_ERR_SOMETHING', statusCode, 'client mistake'), 1024);
     expect(reply.body).toEqual({ detail: 'client mistake', error_code: errorCode });
+  });
+
+  it("answers a library's 403 (not a scope refusal, which is ours) as a resource that does not exist", () => {
+    expect(toErrorReply(fastifyError('FST_ERR_SOMETHING', 403, 'Forbidden'), 1024)).toEqual({
+      status: 404,
+      body: { detail: 'No such resource.', error_code: 'NOT_FOUND' },
+    });
   });
 
   it('hides the internals of an unexpected error', () => {
