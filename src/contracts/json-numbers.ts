@@ -34,7 +34,11 @@ export function nonFiniteNumberPath(root: unknown): string | undefined {
  * beyond the range of a double (±1.7976931348623157e308) at facts.amount`); undefined when there is none.
  */
 export function hugeNumberProblem(text: string, parsed: unknown): string | undefined {
-  if (!mayHoldHugeNumber(text)) return undefined;
+  return mayHoldHugeNumber(text) ? nonFiniteNumberProblem(parsed) : undefined;
+}
+
+/** The same, for a value parsed from JSON text no longer at hand (a registry client's): walks the whole value. */
+export function nonFiniteNumberProblem(parsed: unknown): string | undefined {
   const path = nonFiniteNumberPath(parsed);
   if (path === undefined) return undefined;
   return `holds a number beyond the range of a double (±1.7976931348623157e308)${path === '' ? '' : ` at ${path}`}`;

@@ -1,8 +1,9 @@
 // Decodes Confluent wire-format values (Avro, JSON Schema, Protobuf) through a Confluent-compatible schema registry.
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import { nonFiniteNumberProblem } from '../contracts/json-numbers.ts';
 import { AppError } from '../errors.ts';
 import { type RegistryDecoder, toPlainJson, WIRE_HEADER_LENGTH, wireSchemaId } from './fact-codec.ts';
-import { avroToJson, isAvroType } from './registry-avro.ts';
+import { avroReadOptions, avroToJson, isAvroType } from './registry-avro.ts';
 import { decodeProtobuf, isProtobufSchema } from './registry-protobuf.ts';
 
 /** Confluent's code for "schema not found": the only answer that proves an id will never decode. */
@@ -52,16 +53,22 @@ export function createRegistryDecoder({
         const status = (error as { status?: unknown } | null)?.status;
         throw classifyRegistryError(schemaId, error, status === 404 ? await errorCodeOf(schemaId) : undefined);
       }
+      let decoded: unknown;
       try {
         if (isProtobufSchema(schema)) return decodeProtobuf(schema, value.subarray(WIRE_HEADER_LENGTH));
-        const decoded = await registry.decode(value);
+        decoded = await registry.decode(value);
         // Avro values are read along their schema: unions unwrapped, bytes as text, so they equal their JSON twin.
-        return isAvroType(schema) ? avroToJson(schema, decoded) : toPlainJson(decoded);
+        if (isAvroType(schema)) return avroToJson(schema, decoded);
       } catch (error) {
         throw new AppError('VALIDATION_ERROR', `value does not decode with schema id ${schemaId}: ${(error as Error).message}`, {
           cause: error,
         });
       }
+      // A JSON Schema value is JSON text: a number a double cannot hold (1e400) is refused as in a plain JSON value,
+      // where copying it would record null.
+      const hugeNumber = nonFiniteNumberProblem(decoded);
+      if (hugeNumber !== undefined) throw new AppError('VALIDATION_ERROR', `value ${hugeNumber}`);
+      return toPlainJson(decoded);
     },
   };
 }
@@ -101,7 +108,7 @@ export function connectSchemaRegistry(url: string, timeoutMs = REGISTRY_TIMEOUT_
   });
   const registry = new SchemaRegistry(
     { host: url, clientId: 'rules-evaluator', middlewares: [timeout, schemaAnswers] },
-    { [SchemaType.JSON]: { strict: false, validateSchema: false, logger: false } },
+    { [SchemaType.JSON]: { strict: false, validateSchema: false, logger: false }, [SchemaType.AVRO]: avroReadOptions },
   );
   return { registry, errorCodeOf: (schemaId) => registryErrorCode(url, schemaId, timeoutMs) };
 }

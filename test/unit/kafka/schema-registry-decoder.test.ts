@@ -3,6 +3,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError, isRetryable } from '../../../src/errors.ts';
+import { decodeFactValue } from '../../../src/kafka/fact-codec.ts';
 import { decideFailure } from '../../../src/kafka/failure-policy.ts';
 import { avroToJson } from '../../../src/kafka/registry-avro.ts';
 import { classifyRegistryError, connectSchemaRegistry, createRegistryDecoder } from '../../../src/kafka/schema-registry-decoder.ts';
@@ -137,8 +138,10 @@ describe('decoding through a registry', () => {
         fields: [
           {
             name: 'facts',
-            type: { type: 'map', values: ['null', 'boolean', 'long', 'double', 'string', { type: 'array', items: 'long' }] },
+            type: { type: 'map', values: ['null', 'boolean', 'long', 'string', { type: 'array', items: 'long' }] },
           },
+          // Branches avsc cannot tell apart: it wraps the value ({"double": 2.5}).
+          { name: 'score', type: ['null', 'int', 'double'], default: null },
           { name: 'domain', type: ['null', 'string'], default: null },
           {
             name: 'meta',
@@ -164,24 +167,73 @@ describe('decoding through a registry', () => {
       }),
     );
     const value = await registry.encode(20, {
-      facts: {
-        amount: { long: 7200 },
-        ratio: { double: 0.5 },
-        country: { string: 'US' },
-        vip: { boolean: true },
-        none: null,
-        ids: { array: [1, 2] },
-      },
+      facts: { amount: 7200, country: 'US', vip: true, none: null, ids: [1, 2] },
+      score: { double: 2.5 },
       domain: 'payments',
       meta: { 'x.Blob': { raw: Buffer.from('ok'), tag: Buffer.from('ab') } },
     });
     expect(await decoder.decode(value)).toEqual({
-      facts: { amount: 7200, ratio: 0.5, country: 'US', vip: true, none: null, ids: [1, 2] },
+      facts: { amount: 7200, country: 'US', vip: true, none: null, ids: [1, 2] },
+      score: 2.5,
       domain: 'payments',
       meta: { raw: 'ok', tag: 'ab' },
     });
-    const card = await registry.encode(20, { facts: {}, domain: null, meta: { 'x.Card': { tier: 'gold' } } });
-    expect(await decoder.decode(card)).toEqual({ facts: {}, domain: null, meta: { tier: 'gold' } });
+    const card = await registry.encode(20, { facts: {}, score: null, domain: null, meta: { 'x.Card': { tier: 'gold' } } });
+    expect(await decoder.decode(card)).toEqual({ facts: {}, score: null, domain: null, meta: { tier: 'gold' } });
+  });
+
+  it('reads longs past 2^53 and decimals as the numbers their JSON twin holds, and keeps a map key `__proto__` to refuse it', async () => {
+    answers.set(
+      21,
+      schemaAnswer({
+        type: 'record',
+        name: 'Wide',
+        namespace: 'x',
+        fields: [
+          { name: 'id', type: 'long' },
+          { name: 'at', type: { type: 'long', logicalType: 'timestamp-nanos' } },
+          { name: 'price', type: { type: 'bytes', logicalType: 'decimal', precision: 10, scale: 2 } },
+          { name: 'delta', type: { type: 'fixed', name: 'Delta', size: 4, logicalType: 'decimal', precision: 9, scale: 3 } },
+          { name: 'attrs', type: { type: 'map', values: 'string' } },
+        ],
+      }),
+    );
+    // Written as a Java producer would: the long's exact 64 bits, the decimals' two's-complement unscaled integers.
+    const long = (value: bigint) => {
+      let zigzag = (value << 1n) ^ (value >> 63n);
+      const bytes: number[] = [];
+      do {
+        bytes.push(Number(zigzag & 0x7fn) | (zigzag > 0x7fn ? 0x80 : 0));
+        zigzag >>= 7n;
+      } while (zigzag > 0n);
+      return Buffer.from(bytes);
+    };
+    const text = (value: string) => Buffer.concat([long(BigInt(Buffer.byteLength(value))), Buffer.from(value)]);
+    const payload = (attrs: [string, string][]) =>
+      Buffer.concat([
+        long(1_234_567_890_123_456_789n),
+        long(1_764_150_000_123_456_789n),
+        long(2n),
+        Buffer.from([0x04, 0xd2]), // 1234 → 12.34
+        Buffer.from([0xff, 0xff, 0xfb, 0x2e]), // -1234 → -1.234
+        long(BigInt(attrs.length)),
+        ...attrs.flatMap(([key, item]) => [text(key), text(item)]),
+        long(0n),
+      ]);
+    expect(await decoder.decode(framed(21, payload([['color', 'red']])))).toEqual({
+      // The nearest doubles, as JSON.parse reads the same digits.
+      id: Number(1_234_567_890_123_456_789n),
+      at: Number(1_764_150_000_123_456_789n),
+      price: 12.34,
+      delta: -1.234,
+      attrs: { color: 'red' },
+    });
+    const poisoned = (await decoder.decode(framed(21, payload([['__proto__', 'x']])))) as { attrs: object };
+    expect(Object.hasOwn(poisoned.attrs, '__proto__')).toBe(true);
+    const refused = await Promise.resolve()
+      .then(() => decodeFactValue(framed(21, payload([['__proto__', 'x']])), decoder))
+      .catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/forbidden key at attrs\.__proto__/) });
   });
 
   it('decodes a JSON Schema value whose schema uses formats and another draft', async () => {
@@ -204,6 +256,11 @@ describe('decoding through a registry', () => {
     const mismatch = await failureOf(framed(30, Buffer.from('{"fact":{}}')));
     expect(mismatch).toMatchObject({ code: 'VALIDATION_ERROR' });
     expect(mismatch?.message).toMatch(/^value does not decode with schema id 30: /);
+    // As in a plain JSON value, a number a double cannot hold is refused, not recorded as null.
+    expect(await failureOf(framed(30, Buffer.from('{"facts":{"amount":1e400}}')))).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      message: 'value holds a number beyond the range of a double (±1.7976931348623157e308) at facts.amount',
+    });
   });
 
   it('decodes the Protobuf message the indexes name, with 64-bit integers as numbers and enums by name', async () => {
