@@ -1,38 +1,78 @@
-// Protobuf values in the Confluent wire format: the message indexes say which message of the schema's file was written.
+// Protobuf values in the Confluent wire format, read as the JSON a producer would have sent: field names as declared,
+// the message the indexes name, well-known types as the proto3 JSON mapping writes them.
+import protobuf from 'protobufjs';
 import { toPlainJson } from './fact-codec.ts';
 
 /** The parts of a protobufjs Type this module uses. */
 interface ProtoType {
-  readonly fieldsArray: readonly unknown[];
+  readonly fullName: string;
+  readonly fieldsArray: readonly ProtoField[];
   readonly nestedArray: readonly unknown[];
-  readonly parent: { readonly nestedArray: readonly unknown[] } | null;
   decode(bytes: Uint8Array): object;
-  toObject(message: object, options: object): object;
+  toObject(message: object, options: object): Record<string, unknown>;
 }
 
-/** The registry client's Protobuf schema: `message` is the file's first message type. */
+interface ProtoField {
+  readonly name: string;
+  readonly map?: boolean;
+  readonly repeated: boolean;
+  readonly resolvedType: unknown;
+}
+
+/** One file of a Protobuf schema: its text and the name other files import it by. */
+export interface ProtobufFile {
+  readonly name: string;
+  readonly schema: string;
+}
+
+/** A Protobuf schema compiled for reading: the file's top-level messages in declaration order, which message indexes count. */
 export interface ProtobufSchema {
-  readonly message: ProtoType;
+  readonly messages: readonly ProtoType[];
 }
 
 const isMessageType = (reflection: unknown): reflection is ProtoType =>
   Array.isArray((reflection as Partial<ProtoType> | null | undefined)?.fieldsArray);
 
+/**
+ * Compiles a schema's file with the files it references (the registry's references, then Google's well-known types for
+ * imports no reference provides). Field names stay as declared (`session_id`, not `sessionId`): the JSON twin of a fact
+ * spells them so. Throws when a type cannot be resolved.
+ */
+export function compileProtobuf(source: string, references: readonly ProtobufFile[]): ProtobufSchema {
+  const root = new protobuf.Root();
+  const parsed = protobuf.parse(source, root, { keepCase: true });
+  const scope = parsed.package === undefined ? root : root.lookup(parsed.package);
+  // Read before the references join: a referenced file of the same package adds its messages to the same namespace.
+  const messages: ProtoType[] = [];
+  for (const nested of (scope as protobuf.Namespace | null)?.nestedArray ?? []) if (isMessageType(nested)) messages.push(nested);
+  const imports = new Set([...(parsed.imports ?? []), ...(parsed.weakImports ?? [])]);
+  for (const reference of references) {
+    const file = protobuf.parse(reference.schema, root, { keepCase: true });
+    for (const name of [...(file.imports ?? []), ...(file.weakImports ?? [])]) imports.add(name);
+  }
+  const provided = new Set(references.map((reference) => reference.name));
+  for (const name of imports) {
+    const wellKnown = provided.has(name) ? undefined : protobuf.common.get(name);
+    if (wellKnown?.nested !== undefined) root.addJSON(wellKnown.nested);
+  }
+  root.resolveAll();
+  return { messages };
+}
+
 export function isProtobufSchema(schema: unknown): schema is ProtobufSchema {
-  const message = (schema as Partial<ProtobufSchema> | null)?.message;
-  return isMessageType(message) && typeof message.decode === 'function' && typeof message.toObject === 'function';
+  return Array.isArray((schema as Partial<ProtobufSchema> | null)?.messages);
 }
 
 /**
  * Decodes the payload after the 5-byte header: the message indexes (a zigzag varint count, then that many indexes; a
  * single 0 means the first message), then the message, as plain JSON data: 64-bit integers as numbers, enums by name,
- * bytes in base64, fields left at their default omitted (the proto3 JSON mapping).
+ * bytes in base64, fields left at their default omitted, well-known types as the proto3 JSON mapping writes them.
  */
 export function decodeProtobuf(schema: ProtobufSchema, payload: Buffer): unknown {
   const reader = { offset: 0 };
   const count = zigzag(readVarint(payload, reader));
   const indexes = count === 0 ? [0] : Array.from({ length: count }, () => zigzag(readVarint(payload, reader)));
-  let candidates = (schema.message.parent?.nestedArray ?? [schema.message]).filter(isMessageType);
+  let candidates = schema.messages;
   let type: ProtoType | undefined;
   for (const index of indexes) {
     type = candidates[index];
@@ -40,8 +80,84 @@ export function decodeProtobuf(schema: ProtobufSchema, payload: Buffer): unknown
     candidates = type.nestedArray.filter(isMessageType);
   }
   const message = (type as ProtoType).decode(payload.subarray(reader.offset));
-  return toPlainJson((type as ProtoType).toObject(message, { longs: Number, enums: String, bytes: String }));
+  const object = (type as ProtoType).toObject(message, { longs: Number, enums: String, bytes: String });
+  return toPlainJson(messageToJson(type as ProtoType, object));
 }
+
+/** A message's fields, each as the proto3 JSON mapping writes it (well-known types in their JSON form). */
+function messageToJson(type: ProtoType, object: Record<string, unknown>): unknown {
+  const wellKnown = WELL_KNOWN[type.fullName];
+  if (wellKnown !== undefined) return wellKnown(object);
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(object)) {
+    const field = type.fieldsArray.find((candidate) => candidate.name === name);
+    const fieldType = field?.resolvedType;
+    if (field === undefined || !isMessageType(fieldType) || value === null || typeof value !== 'object') {
+      out[name] = value;
+    } else if (field.map === true) {
+      out[name] = Object.fromEntries(Object.entries(value).map(([key, item]) => [key, messageToJson(fieldType, item)]));
+    } else if (field.repeated) {
+      out[name] = (value as Record<string, unknown>[]).map((item) => messageToJson(fieldType, item));
+    } else {
+      out[name] = messageToJson(fieldType, value as Record<string, unknown>);
+    }
+  }
+  return out;
+}
+
+/** `.000000001` style fractions of a second: 0, 3, 6 or 9 digits, as the proto3 JSON mapping writes them. */
+function fraction(nanos: number): string {
+  if (nanos === 0) return '';
+  const digits = String(nanos).padStart(9, '0');
+  if (nanos % 1_000_000 === 0) return `.${digits.slice(0, 3)}`;
+  return nanos % 1_000 === 0 ? `.${digits.slice(0, 6)}` : `.${digits}`;
+}
+
+const numberOf = (value: unknown): number => (typeof value === 'number' ? value : 0);
+const wrapped =
+  (empty: unknown) =>
+  (object: Record<string, unknown>): unknown =>
+    object.value ?? empty;
+
+function structValue(value: unknown): unknown {
+  const kind = (value ?? {}) as Record<string, unknown>;
+  if ('structValue' in kind) return struct(kind.structValue as Record<string, unknown>);
+  if ('listValue' in kind) return ((kind.listValue as { values?: unknown[] }).values ?? []).map(structValue);
+  for (const name of ['numberValue', 'stringValue', 'boolValue']) if (name in kind) return kind[name];
+  return null;
+}
+
+function struct(object: Record<string, unknown>): Record<string, unknown> {
+  const fields = (object.fields ?? {}) as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, structValue(value)]));
+}
+
+/** Google's well-known types as the proto3 JSON mapping writes them; Any stays as decoded (its type is not at hand). */
+const WELL_KNOWN: Record<string, (object: Record<string, unknown>) => unknown> = {
+  '.google.protobuf.Timestamp': (object) => {
+    const seconds = numberOf(object.seconds);
+    const iso = new Date(seconds * 1_000).toISOString();
+    return `${iso.slice(0, 19)}${fraction(numberOf(object.nanos))}Z`;
+  },
+  '.google.protobuf.Duration': (object) => {
+    const seconds = numberOf(object.seconds);
+    const nanos = numberOf(object.nanos);
+    const sign = seconds < 0 || nanos < 0 ? '-' : '';
+    return `${sign}${Math.abs(seconds)}${fraction(Math.abs(nanos))}s`;
+  },
+  '.google.protobuf.Struct': struct,
+  '.google.protobuf.Value': structValue,
+  '.google.protobuf.ListValue': (object) => ((object.values ?? []) as unknown[]).map(structValue),
+  '.google.protobuf.DoubleValue': wrapped(0),
+  '.google.protobuf.FloatValue': wrapped(0),
+  '.google.protobuf.Int64Value': wrapped(0),
+  '.google.protobuf.UInt64Value': wrapped(0),
+  '.google.protobuf.Int32Value': wrapped(0),
+  '.google.protobuf.UInt32Value': wrapped(0),
+  '.google.protobuf.BoolValue': wrapped(false),
+  '.google.protobuf.StringValue': wrapped(''),
+  '.google.protobuf.BytesValue': wrapped(''),
+};
 
 function readVarint(bytes: Buffer, reader: { offset: number }): number {
   let value = 0;

@@ -4,7 +4,7 @@ import { nonFiniteNumberProblem } from '../contracts/json-numbers.ts';
 import { AppError } from '../errors.ts';
 import { type RegistryDecoder, toPlainJson, WIRE_HEADER_LENGTH, wireSchemaId } from './fact-codec.ts';
 import { avroReadOptions, avroToJson, isAvroType } from './registry-avro.ts';
-import { decodeProtobuf, isProtobufSchema } from './registry-protobuf.ts';
+import { compileProtobuf, decodeProtobuf, isProtobufSchema, type ProtobufFile, type ProtobufSchema } from './registry-protobuf.ts';
 
 /** Confluent's code for "schema not found": the only answer that proves an id will never decode. */
 const SCHEMA_NOT_FOUND = 40403;
@@ -34,25 +34,61 @@ export function classifyRegistryError(schemaId: number, error: unknown, registry
   return new Error(`schema id ${schemaId} cannot be used to decode: ${(error as Error).message}`, { cause: error });
 }
 
+/** A schema's Protobuf files as the registry holds them: its own text and every file it references; undefined for other types. */
+export type ProtobufSource = (schemaId: number) => Promise<{ schema: string; references: ProtobufFile[] } | undefined>;
+
 /** A RegistryDecoder over the registry client; writer schemas are cached by id, so only the first use of an id waits. */
 export function createRegistryDecoder({
   registry,
   errorCodeOf = async () => undefined,
+  protobufSource,
 }: {
   readonly registry: Pick<SchemaRegistry, 'getSchema' | 'decode'>;
   /** The registry's own `error_code` for a schema id's answer (the client's error keeps only the status). */
   readonly errorCodeOf?: (schemaId: number) => Promise<number | undefined>;
+  /** Protobuf schemas are compiled here from their text: the client's compiler renames fields and misses some files. */
+  readonly protobufSource?: ProtobufSource;
 }): RegistryDecoder {
+  const protobufSchemas = new Map<number, Promise<ProtobufSchema | undefined>>();
+  /** The schema compiled here, once per id (a failure is not kept: a registry away is retried); undefined when not Protobuf. */
+  const protobufOf = (schemaId: number, source: ProtobufSource): Promise<ProtobufSchema | undefined> => {
+    let compiled = protobufSchemas.get(schemaId);
+    if (compiled === undefined) {
+      compiled = source(schemaId).then((files) => (files === undefined ? undefined : compileProtobuf(files.schema, files.references)));
+      compiled.catch(() => protobufSchemas.delete(schemaId));
+      protobufSchemas.set(schemaId, compiled);
+    }
+    return compiled;
+  };
+  /** The writer schema: the client's, or for Protobuf (or a file the client cannot compile) one compiled here. */
+  const schemaOf = async (schemaId: number): Promise<unknown> => {
+    let schema: unknown;
+    let clientError: unknown;
+    try {
+      schema = await registry.getSchema(schemaId);
+    } catch (error) {
+      const status = (error as { status?: unknown } | null)?.status;
+      if (typeof status === 'number' || protobufSource === undefined) {
+        throw classifyRegistryError(schemaId, error, status === 404 ? await errorCodeOf(schemaId) : undefined);
+      }
+      clientError = error;
+    }
+    if (protobufSource === undefined || (clientError === undefined && !isClientProtobuf(schema))) return schema;
+    let own: ProtobufSchema | undefined;
+    try {
+      own = await protobufOf(schemaId, protobufSource);
+    } catch (error) {
+      const status = (error as { status?: unknown } | null)?.status;
+      throw classifyRegistryError(schemaId, error, status === 404 ? await errorCodeOf(schemaId) : undefined);
+    }
+    if (own !== undefined) return own;
+    if (clientError === undefined) return schema;
+    throw classifyRegistryError(schemaId, clientError);
+  };
   return {
     async decode(value: Buffer): Promise<unknown> {
       const schemaId = wireSchemaId(value);
-      let schema: unknown;
-      try {
-        schema = await registry.getSchema(schemaId);
-      } catch (error) {
-        const status = (error as { status?: unknown } | null)?.status;
-        throw classifyRegistryError(schemaId, error, status === 404 ? await errorCodeOf(schemaId) : undefined);
-      }
+      const schema = await schemaOf(schemaId);
       let decoded: unknown;
       try {
         if (isProtobufSchema(schema)) return decodeProtobuf(schema, value.subarray(WIRE_HEADER_LENGTH));
@@ -73,16 +109,26 @@ export function createRegistryDecoder({
   };
 }
 
+/** The registry client's Protobuf schema (a compiled `message`), which the decoder replaces with its own. */
+function isClientProtobuf(schema: unknown): boolean {
+  const message = (schema as { message?: { fieldsArray?: unknown } } | null)?.message;
+  return Array.isArray(message?.fieldsArray);
+}
+
 /** The registry client's middleware type (its HTTP library's), taken from the client so no second copy is imported. */
 type RegistryMiddleware = NonNullable<ConstructorParameters<typeof SchemaRegistry>[0]['middlewares']>[number];
 
 /** How long a registry request may go without an answer before it fails (as unavailable, so it is retried). */
 export const REGISTRY_TIMEOUT_MS = 10_000;
 
-/** The registry client, and how to read the registry's `error_code` for a schema id (the client's error drops the body). */
+/**
+ * The registry client, how to read the registry's `error_code` for a schema id (the client's error drops the body), and
+ * a Protobuf schema's files.
+ */
 export interface ConnectedRegistry {
   readonly registry: SchemaRegistry;
   readonly errorCodeOf: (schemaId: number) => Promise<number | undefined>;
+  readonly protobufSource: ProtobufSource;
 }
 
 /**
@@ -110,12 +156,19 @@ export function connectSchemaRegistry(url: string, timeoutMs = REGISTRY_TIMEOUT_
     { host: url, clientId: 'rules-evaluator', middlewares: [timeout, schemaAnswers] },
     { [SchemaType.JSON]: { strict: false, validateSchema: false, logger: false }, [SchemaType.AVRO]: avroReadOptions },
   );
-  return { registry, errorCodeOf: (schemaId) => registryErrorCode(url, schemaId, timeoutMs) };
+  return {
+    registry,
+    errorCodeOf: (schemaId) => registryErrorCode(url, schemaId, timeoutMs),
+    protobufSource: (schemaId) => protobufFiles(url, schemaId, timeoutMs),
+  };
 }
 
-/** Asks for a schema id again, outside the client, for the `error_code` in the registry's answer; undefined when there is none. */
-async function registryErrorCode(url: string, schemaId: number, timeoutMs: number): Promise<number | undefined> {
-  const target = new URL(`${url.replace(/\/+$/, '')}/schemas/ids/${schemaId}`);
+/**
+ * GETs a registry path outside the client, which keeps neither a schema's text nor an error's body. Fails like the
+ * client does: an HTTP error carries its `status` (and the answer's `body`), a connection failure status 400.
+ */
+async function registryGet(url: string, path: string, timeoutMs: number): Promise<unknown> {
+  const target = new URL(`${url.replace(/\/+$/, '')}${path}`);
   const headers: Record<string, string> = { accept: 'application/vnd.schemaregistry.v1+json, application/json' };
   // Credentials in the URL (as the client accepts them) travel as basic authentication: fetch refuses them in the URL.
   if (target.username !== '' || target.password !== '') {
@@ -124,11 +177,57 @@ async function registryErrorCode(url: string, schemaId: number, timeoutMs: numbe
     target.username = '';
     target.password = '';
   }
+  let response: Response;
+  let body: unknown;
   try {
-    const response = await fetch(target, { headers, signal: AbortSignal.timeout(timeoutMs) });
-    const body = (await response.json()) as { error_code?: unknown } | null;
-    return typeof body?.error_code === 'number' ? body.error_code : undefined;
-  } catch {
-    return undefined;
+    response = await fetch(target, { headers, signal: AbortSignal.timeout(timeoutMs) });
+    body = await response.json().catch(() => undefined);
+  } catch (error) {
+    throw Object.assign(new Error('the schema registry could not be reached', { cause: error }), { status: 400 });
   }
+  if (!response.ok) throw Object.assign(new Error(`the schema registry answered ${response.status}`), { status: response.status, body });
+  return body;
+}
+
+/** Asks for a schema id again, outside the client, for the `error_code` in the registry's answer; undefined when there is none. */
+async function registryErrorCode(url: string, schemaId: number, timeoutMs: number): Promise<number | undefined> {
+  try {
+    await registryGet(url, `/schemas/ids/${schemaId}`, timeoutMs);
+    return undefined;
+  } catch (error) {
+    const body = (error as { body?: { error_code?: unknown } }).body;
+    return typeof body?.error_code === 'number' ? body.error_code : undefined;
+  }
+}
+
+/** A registry answer naming a schema: its text, type and references (other subjects' versions). */
+interface SchemaAnswer {
+  readonly schema?: unknown;
+  readonly schemaType?: unknown;
+  readonly references?: readonly { readonly name?: unknown; readonly subject?: unknown; readonly version?: unknown }[];
+}
+
+/** A Protobuf schema's text and every file it references, each once; undefined when the schema is of another type. */
+async function protobufFiles(
+  url: string,
+  schemaId: number,
+  timeoutMs: number,
+): Promise<{ schema: string; references: ProtobufFile[] } | undefined> {
+  const answer = (await registryGet(url, `/schemas/ids/${schemaId}`, timeoutMs)) as SchemaAnswer | undefined;
+  if (answer?.schemaType !== 'PROTOBUF' || typeof answer.schema !== 'string') return undefined;
+  const references: ProtobufFile[] = [];
+  const seen = new Set<string>();
+  const pending = [...(answer.references ?? [])];
+  while (pending.length > 0) {
+    const { name, subject, version } = pending.shift()!;
+    const key = `${String(subject)}/${String(version)}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const path = `/subjects/${encodeURIComponent(String(subject))}/versions/${encodeURIComponent(String(version))}`;
+    const referenced = (await registryGet(url, path, timeoutMs)) as SchemaAnswer | undefined;
+    if (typeof referenced?.schema !== 'string') throw new Error(`referenced schema ${key} has no text`);
+    references.push({ name: String(name), schema: referenced.schema });
+    pending.push(...(referenced.references ?? []));
+  }
+  return { schema: answer.schema, references };
 }

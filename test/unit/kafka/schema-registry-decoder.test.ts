@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createServer as createHttpServer } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
+import protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError, isRetryable } from '../../../src/errors.ts';
 import { decodeFactValue } from '../../../src/kafka/fact-codec.ts';
@@ -72,7 +73,15 @@ describe('connectSchemaRegistry', () => {
 describe('decoding through a registry', () => {
   const answers = new Map<number, { status: number; type: string; body: string }>();
   const requests = new Map<number, number>();
+  /** Subject versions by path (`/subjects/s/versions/1`), for schemas that reference others. */
+  const versions = new Map<string, string>();
   const server = createHttpServer((request, response) => {
+    const version = versions.get((request.url ?? '').split('?')[0] ?? '');
+    if (version !== undefined) {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(version);
+      return;
+    }
     const id = Number(/\/schemas\/ids\/(\d+)/.exec(request.url ?? '')?.[1]);
     requests.set(id, (requests.get(id) ?? 0) + 1);
     const answer = answers.get(id) ?? { status: 404, type: 'application/json', body: '{"error_code":40403,"message":"Schema not found"}' };
@@ -86,6 +95,7 @@ describe('decoding through a registry', () => {
     type: 'application/vnd.schemaregistry.v1+json',
     body: JSON.stringify({ schema: typeof schema === 'string' ? schema : JSON.stringify(schema), ...(schemaType ? { schemaType } : {}) }),
   });
+  const jsonAnswer = (body: object) => ({ status: 200, type: 'application/vnd.schemaregistry.v1+json', body: JSON.stringify(body) });
   const framed = (id: number, payload: Buffer, indexes: number[] = []) => {
     const header = Buffer.alloc(5);
     header.writeInt32BE(id, 1);
@@ -289,6 +299,76 @@ describe('decoding through a registry', () => {
     expect(await failureOf(framed(40, fact, [2, 8]))).toMatchObject({
       code: 'VALIDATION_ERROR',
       message: 'value does not decode with schema id 40: the schema has no message at index path [4]',
+    });
+  });
+
+  it('decodes Protobuf as its JSON twin: names as declared, an enum declared first, well-known types, referenced files', async () => {
+    const common = 'syntax = "proto3"; package shared; message Card { string card_id = 1; }';
+    versions.set('/subjects/shared-card/versions/3', JSON.stringify({ schema: common, schemaType: 'PROTOBUF' }));
+    const proto = `syntax = "proto3"; package p;
+      import "google/protobuf/timestamp.proto"; import "google/protobuf/wrappers.proto";
+      import "google/protobuf/struct.proto"; import "google/protobuf/duration.proto"; import "shared/card.proto";
+      enum Tier { BASIC = 0; GOLD = 1; }
+      message FactMessage { Facts facts = 1; optional string session_id = 2; optional string fact_id = 3; }
+      message Facts {
+        int64 big_amount = 1; Tier tier = 2; google.protobuf.Timestamp seen_at = 3; google.protobuf.Int32Value retries = 4;
+        google.protobuf.Struct extra = 5; google.protobuf.Duration took = 6; shared.Card card = 7;
+        repeated google.protobuf.Timestamp history = 8; map<string, google.protobuf.StringValue> labels = 9;
+      }`;
+    answers.set(
+      41,
+      jsonAnswer({
+        schema: proto,
+        schemaType: 'PROTOBUF',
+        references: [{ name: 'shared/card.proto', subject: 'shared-card', version: 3 }],
+      }),
+    );
+    const root = new protobuf.Root();
+    protobuf.parse(common, root, { keepCase: true });
+    protobuf.parse(proto, root, { keepCase: true });
+    for (const file of ['timestamp', 'wrappers', 'struct', 'duration'])
+      root.addJSON(protobuf.common.get(`google/protobuf/${file}.proto`)!.nested!);
+    const type = root.lookupType('p.FactMessage');
+    const fact = type
+      .encode(
+        type.fromObject({
+          facts: {
+            big_amount: 7200,
+            tier: 'GOLD',
+            seen_at: { seconds: 1_764_115_200, nanos: 5_000_000 },
+            retries: { value: 0 },
+            extra: {
+              fields: {
+                channel: { stringValue: 'web' },
+                score: { numberValue: 0.5 },
+                tags: { listValue: { values: [{ boolValue: true }, { nullValue: 0 }] } },
+              },
+            },
+            took: { seconds: -1, nanos: -500_000_000 },
+            card: { card_id: 'c-1' },
+            history: [{ seconds: 0 }],
+            labels: { source: { value: 'pos' } },
+          },
+          session_id: 's-1',
+          fact_id: 'f-1',
+        }),
+      )
+      .finish();
+    // The first message of the file is FactMessage (index 0), although an enum is declared before it.
+    expect(await decoder.decode(framed(41, Buffer.from(fact), [0]))).toEqual({
+      facts: {
+        big_amount: 7200,
+        tier: 'GOLD',
+        seen_at: '2025-11-26T00:00:00.005Z',
+        retries: 0,
+        extra: { channel: 'web', score: 0.5, tags: [true, null] },
+        took: '-1.500s',
+        card: { card_id: 'c-1' },
+        history: ['1970-01-01T00:00:00Z'],
+        labels: { source: 'pos' },
+      },
+      session_id: 's-1',
+      fact_id: 'f-1',
     });
   });
 
