@@ -96,7 +96,7 @@ export function createRegistryDecoder({
         // Avro values are read along their schema: unions unwrapped, bytes as text, so they equal their JSON twin.
         if (isAvroType(schema)) return avroToJson(schema, decoded);
       } catch (error) {
-        throw new AppError('VALIDATION_ERROR', `value does not decode with schema id ${schemaId}: ${(error as Error).message}`, {
+        throw new AppError('VALIDATION_ERROR', `value does not decode with schema id ${schemaId}: ${decodeProblem(error)}`, {
           cause: error,
         });
       }
@@ -107,6 +107,22 @@ export function createRegistryDecoder({
       return toPlainJson(decoded);
     },
   };
+}
+
+/** Most schema violations named in a dead letter's reason; the rest are counted. */
+const MAX_PROBLEMS = 5;
+
+/** Why a value did not decode; for a JSON Schema value, where and how it breaks its schema (`/facts/amount must be number`). */
+function decodeProblem(error: unknown): string {
+  const paths = (error as { paths?: unknown } | null)?.paths;
+  const message = (error as Error).message;
+  if (!Array.isArray(paths) || paths.length === 0) return message;
+  const problems = paths.slice(0, MAX_PROBLEMS).map((entry: { path?: unknown; message?: unknown }) => {
+    const where = Array.isArray(entry.path) ? entry.path.join('') : '';
+    return `${where === '' ? '/' : where} ${String(entry.message ?? 'is invalid')}`;
+  });
+  const more = paths.length > MAX_PROBLEMS ? ` and ${paths.length - MAX_PROBLEMS} more` : '';
+  return `${message}: ${problems.join('; ')}${more}`;
 }
 
 /** The registry client's Protobuf schema (a compiled `message`), which the decoder replaces with its own. */
@@ -154,7 +170,11 @@ export function connectSchemaRegistry(url: string, timeoutMs = REGISTRY_TIMEOUT_
   });
   const registry = new SchemaRegistry(
     { host: url, clientId: 'rules-evaluator', middlewares: [timeout, schemaAnswers] },
-    { [SchemaType.JSON]: { strict: false, validateSchema: false, logger: false }, [SchemaType.AVRO]: avroReadOptions },
+    {
+      // detailedErrorPaths: a dead letter's reason names where the value breaks its schema.
+      [SchemaType.JSON]: { strict: false, validateSchema: false, logger: false, detailedErrorPaths: true },
+      [SchemaType.AVRO]: avroReadOptions,
+    },
   );
   return {
     registry,
