@@ -3,9 +3,11 @@ import type { Migration } from 'kysely/migration';
 import * as initial from './001-initial.ts';
 import * as executionBatches from './002-execution-batches.ts';
 import * as batchKeys from './003-batch-keys.ts';
+import * as auditAtMilliseconds from './004-audit-at-milliseconds.ts';
 
 export const migrations: Record<string, Migration> = {
   '001-initial': initial,
   '002-execution-batches': executionBatches,
   '003-batch-keys': batchKeys,
+  '004-audit-at-milliseconds': auditAtMilliseconds,
 };

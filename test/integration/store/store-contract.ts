@@ -456,6 +456,16 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
         expect(await store.audit.verify()).toMatchObject({ valid: true });
       });
 
+      it('refuses to store an entry time finer than the milliseconds its hash covers', async () => {
+        const { value: rule } = await store.rules.create(draft(), 'alice');
+        const [entry] = (await store.audit.list({ entity_type: 'rule', entity_id: rule.id, limit: 1 })).items;
+        if (entry === undefined) throw new Error('no audit entry');
+        await expect(sql`update audit_log set at = at + interval '1 microsecond' where id = ${entry.id}`.execute(store.db)).rejects.toThrow(
+          /audit_log_at_milliseconds/,
+        );
+        expect(await store.audit.verify()).toMatchObject({ valid: true });
+      });
+
       it('detects a recomputed hash that breaks the link to the next entry', async () => {
         const { value: rule } = await store.rules.create(draft(), 'alice');
         await store.rules.update(rule.id, { priority: 1 }, 'bob');
