@@ -1,4 +1,5 @@
 // JSON in and out: the only body parser (poisoning and nesting guards, so nothing recurses without bound), and ready JSON replies.
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { nestsDeeperThan } from '../contracts/json-depth.ts';
 import { hugeNumberProblem } from '../contracts/json-numbers.ts';
@@ -51,13 +52,30 @@ declare module 'fastify' {
   }
 }
 
-/** A charset parameter of the Content-Type header, quoted or not. */
-const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+/** One `; name=value` parameter of a Content-Type header, the value a token or a quoted string (which may hold `;`). */
+const PARAMETER = /;\s*([^\s;=]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)/y;
 
-/** JSON is UTF-8 (RFC 8259): a body labelled with another charset would be decoded wrongly, so it is refused. */
+/** Charsets whose text is UTF-8: JSON is UTF-8 (RFC 8259), and ASCII is a part of it. */
+const UTF8_CHARSETS = new Set(['utf-8', 'utf8', 'us-ascii']);
+
+/** The charset parameter of a Content-Type header, lower case; undefined when it names none. */
+export function charsetOf(contentType: string): string | undefined {
+  const start = contentType.indexOf(';');
+  if (start < 0) return undefined;
+  PARAMETER.lastIndex = start;
+  for (let match = PARAMETER.exec(contentType); match !== null; match = PARAMETER.exec(contentType)) {
+    if (match[1]!.toLowerCase() !== 'charset') continue;
+    const value = match[2]!.trim();
+    const charset = (value.startsWith('"') ? value.slice(1, -1).replace(/\\(.)/g, '$1') : value).toLowerCase();
+    return charset === '' ? undefined : charset;
+  }
+  return undefined;
+}
+
+/** A body labelled with a charset other than UTF-8 would be decoded wrongly, so it is refused. */
 function charsetProblem(contentType: string | undefined): AppError | undefined {
-  const charset = CHARSET.exec(contentType ?? '')?.[1]?.toLowerCase();
-  if (charset === undefined || charset === 'utf-8' || charset === 'utf8') return undefined;
+  const charset = charsetOf(contentType ?? '');
+  if (charset === undefined || UTF8_CHARSETS.has(charset)) return undefined;
   return new AppError('UNSUPPORTED_MEDIA_TYPE', `Request bodies must be UTF-8 JSON; charset '${charset.slice(0, 40)}' is not supported.`);
 }
 
@@ -73,9 +91,10 @@ export function sendJsonText(reply: FastifyReply, json: string): void {
 export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void {
   app.decorateRequest('bodyJson', null);
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit }, (request, body, done) => {
+    const bytes = body as Buffer;
     // Clients that label every request as JSON send DELETEs with an empty body: nothing to parse where no body is taken.
-    if (body === '' && request.routeOptions.schema?.body === undefined) {
+    if (bytes.length === 0 && request.routeOptions.schema?.body === undefined) {
       done(null, undefined);
       return;
     }
@@ -84,9 +103,15 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
       done(charset, undefined);
       return;
     }
+    // Decoding would silently turn bytes that are not UTF-8 (Latin-1 sent unlabelled) into U+FFFD.
+    if (!isUtf8(bytes)) {
+      done(new AppError('VALIDATION_ERROR', 'The request body is not valid UTF-8; JSON must be sent in UTF-8.'), undefined);
+      return;
+    }
     try {
-      const value = parseJsonBody(body as string);
-      request.bodyJson = body as string;
+      const text = bytes.toString('utf8');
+      const value = parseJsonBody(text);
+      request.bodyJson = text;
       done(null, value);
     } catch (error) {
       done(error as AppError, undefined);

@@ -301,9 +301,30 @@ describe.each(STORE_KINDS)('bad input over HTTP (%s)', (kind) => {
     );
   });
 
-  it('accepts application/json with a UTF-8 charset, in any case', async () => {
-    expect((await raw('/api/v1/evaluate', '{"facts":{}}', 'Application/JSON; charset=utf-8')).statusCode).toBe(200);
-    expect((await raw('/api/v1/evaluate', '{"facts":{}}', 'application/json; Charset="UTF-8"')).statusCode).toBe(200);
+  it('accepts application/json with a UTF-8 (or ASCII) charset, in any case, and other parameters that merely mention one', async () => {
+    for (const contentType of [
+      'Application/JSON; charset=utf-8',
+      'application/json; Charset="UTF-8"',
+      'application/json; charset=us-ascii',
+      'application/json; profile="x;charset=latin1"',
+    ]) {
+      expect((await raw('/api/v1/evaluate', '{"facts":{}}', contentType)).statusCode, contentType).toBe(200);
+    }
+  });
+
+  it('refuses a body that is not valid UTF-8 (Latin-1 sent unlabelled) with 400, and stores nothing', async () => {
+    const before = (await json(t.app, 'GET', '/api/v1/rules?limit=1000')).json() as unknown[];
+    const latin1 = Buffer.from(JSON.stringify(ruleDraft('caf\u00e9')), 'latin1');
+    for (const contentType of ['application/json', 'application/json; charset=utf-8']) {
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/rules',
+        payload: latin1,
+        headers: { 'content-type': contentType },
+      });
+      expectError(response, 400, 'VALIDATION_ERROR', 'The request body is not valid UTF-8; JSON must be sent in UTF-8.');
+    }
+    expect((await json(t.app, 'GET', '/api/v1/rules?limit=1000')).json()).toEqual(before);
   });
 
   it.each([
