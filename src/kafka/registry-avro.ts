@@ -46,7 +46,17 @@ class DecimalAsNumber extends avro.types.LogicalType {
 
   constructor(schema: avro.Schema, opts?: unknown) {
     super(schema, opts);
-    this.scale = (schema as { scale?: number }).scale ?? 0;
+    const { precision, scale = 0 } = schema as { precision?: unknown; scale?: unknown };
+    const size = (this.underlyingType as { size?: number }).size;
+    // An invalid decimal is read as its underlying type (the Avro spec): throwing here makes avsc fall back to it.
+    if (!Number.isInteger(precision) || (precision as number) < 1) throw new Error('decimal precision must be a positive integer');
+    if (!Number.isInteger(scale) || (scale as number) < 0 || (scale as number) > (precision as number)) {
+      throw new Error('decimal scale must be an integer from 0 to the precision');
+    }
+    if (size !== undefined && (precision as number) > Math.floor(Math.log10(2 ** (8 * size - 1) - 1))) {
+      throw new Error(`a fixed of ${size} bytes cannot hold ${String(precision)} digits`);
+    }
+    this.scale = scale as number;
   }
 
   protected override _fromValue(value: Buffer): number {

@@ -1,7 +1,19 @@
 // Protobuf values in the Confluent wire format, read as the JSON a producer would have sent: field names as declared,
 // the message the indexes name, well-known types as the proto3 JSON mapping writes them.
+import { createRequire } from 'node:module';
 import protobuf from 'protobufjs';
 import { toPlainJson } from './fact-codec.ts';
+
+const require = createRequire(import.meta.url);
+
+/** Google's files a schema may import without naming them as references (Confluent's serializers register none of them). */
+function wellKnownFile(name: string): protobuf.INamespace | undefined {
+  const common = protobuf.common.get(name);
+  if (common !== null && common !== undefined) return common;
+  // protobufjs ships these four beside its common ones: descriptor.proto is what custom options extend.
+  const shipped = /^google\/protobuf\/(api|descriptor|source_context|type)\.proto$/.exec(name)?.[1];
+  return shipped === undefined ? undefined : (require(`protobufjs/google/protobuf/${shipped}.json`) as protobuf.INamespace);
+}
 
 /** The parts of a protobufjs Type this module uses. */
 interface ProtoType {
@@ -52,8 +64,12 @@ export function compileProtobuf(source: string, references: readonly ProtobufFil
   }
   const provided = new Set(references.map((reference) => reference.name));
   for (const name of imports) {
-    const wellKnown = provided.has(name) ? undefined : protobuf.common.get(name);
-    if (wellKnown?.nested !== undefined) root.addJSON(wellKnown.nested);
+    if (provided.has(name)) continue;
+    const wellKnown = wellKnownFile(name);
+    if (wellKnown?.nested === undefined) {
+      throw new Error(`it imports ${name}, which is neither one of its references nor a file the service provides (google/protobuf/*)`);
+    }
+    root.addJSON(wellKnown.nested);
   }
   root.resolveAll();
   return { messages };
@@ -105,6 +121,13 @@ function messageToJson(type: ProtoType, object: Record<string, unknown>): unknow
   return out;
 }
 
+/** Timestamp's range in the proto3 JSON mapping: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z. */
+const MIN_TIMESTAMP_SECONDS = -62_135_596_800;
+const MAX_TIMESTAMP_SECONDS = 253_402_300_799;
+/** Duration's range: about ±10,000 years. */
+const MAX_DURATION_SECONDS = 315_576_000_000;
+const MAX_NANOS = 999_999_999;
+
 /** `.000000001` style fractions of a second: 0, 3, 6 or 9 digits, as the proto3 JSON mapping writes them. */
 function fraction(nanos: number): string {
   if (nanos === 0) return '';
@@ -114,6 +137,12 @@ function fraction(nanos: number): string {
 }
 
 const numberOf = (value: unknown): number => (typeof value === 'number' ? value : 0);
+
+/** A Value's field by its proto name or protobufjs's camel-cased one (a reference may supply struct.proto itself). */
+function member(kind: Record<string, unknown>, name: string): unknown {
+  const snake = name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+  return Object.hasOwn(kind, name) ? kind[name] : Object.hasOwn(kind, snake) ? kind[snake] : undefined;
+}
 const wrapped =
   (empty: unknown) =>
   (object: Record<string, unknown>): unknown =>
@@ -121,9 +150,14 @@ const wrapped =
 
 function structValue(value: unknown): unknown {
   const kind = (value ?? {}) as Record<string, unknown>;
-  if ('structValue' in kind) return struct(kind.structValue as Record<string, unknown>);
-  if ('listValue' in kind) return ((kind.listValue as { values?: unknown[] }).values ?? []).map(structValue);
-  for (const name of ['numberValue', 'stringValue', 'boolValue']) if (name in kind) return kind[name];
+  const nested = member(kind, 'structValue');
+  if (nested !== undefined) return struct(nested as Record<string, unknown>);
+  const list = member(kind, 'listValue');
+  if (list !== undefined) return ((list as { values?: unknown[] }).values ?? []).map(structValue);
+  for (const name of ['numberValue', 'stringValue', 'boolValue']) {
+    const scalar = member(kind, name);
+    if (scalar !== undefined) return scalar;
+  }
   return null;
 }
 
@@ -136,12 +170,19 @@ function struct(object: Record<string, unknown>): Record<string, unknown> {
 const WELL_KNOWN: Record<string, (object: Record<string, unknown>) => unknown> = {
   '.google.protobuf.Timestamp': (object) => {
     const seconds = numberOf(object.seconds);
+    const nanos = numberOf(object.nanos);
+    if (seconds < MIN_TIMESTAMP_SECONDS || seconds > MAX_TIMESTAMP_SECONDS || nanos < 0 || nanos > MAX_NANOS) {
+      throw new Error(`a Timestamp (${seconds} s, ${nanos} ns) is outside 0001-01-01 to 9999-12-31 or its nanos outside 0 to 999999999`);
+    }
     const iso = new Date(seconds * 1_000).toISOString();
-    return `${iso.slice(0, 19)}${fraction(numberOf(object.nanos))}Z`;
+    return `${iso.slice(0, 19)}${fraction(nanos)}Z`;
   },
   '.google.protobuf.Duration': (object) => {
     const seconds = numberOf(object.seconds);
     const nanos = numberOf(object.nanos);
+    if (Math.abs(seconds) > MAX_DURATION_SECONDS || Math.abs(nanos) > MAX_NANOS || seconds * nanos < 0) {
+      throw new Error(`a Duration (${seconds} s, ${nanos} ns) is out of range or its seconds and nanos differ in sign`);
+    }
     const sign = seconds < 0 || nanos < 0 ? '-' : '';
     return `${sign}${Math.abs(seconds)}${fraction(Math.abs(nanos))}s`;
   },

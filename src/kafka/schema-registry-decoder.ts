@@ -234,7 +234,9 @@ async function protobufFiles(
   timeoutMs: number,
 ): Promise<{ schema: string; references: ProtobufFile[] } | undefined> {
   const answer = (await registryGet(url, `/schemas/ids/${schemaId}`, timeoutMs)) as SchemaAnswer | undefined;
-  if (answer?.schemaType !== 'PROTOBUF' || typeof answer.schema !== 'string') return undefined;
+  // An answer that holds no schema (a proxy's or a login page) is the registry away, retried; it says nothing of the type.
+  if (typeof answer?.schema !== 'string') throw Object.assign(new Error('the schema registry answered without a schema'), { status: 200 });
+  if (answer.schemaType !== 'PROTOBUF') return undefined;
   const references: ProtobufFile[] = [];
   const seen = new Set<string>();
   const pending = [...(answer.references ?? [])];
@@ -245,7 +247,9 @@ async function protobufFiles(
     seen.add(key);
     const path = `/subjects/${encodeURIComponent(String(subject))}/versions/${encodeURIComponent(String(version))}`;
     const referenced = (await registryGet(url, path, timeoutMs)) as SchemaAnswer | undefined;
-    if (typeof referenced?.schema !== 'string') throw new Error(`referenced schema ${key} has no text`);
+    if (typeof referenced?.schema !== 'string') {
+      throw Object.assign(new Error(`the schema registry answered without the text of referenced schema ${key}`), { status: 200 });
+    }
     references.push({ name: String(name), schema: referenced.schema });
     pending.push(...(referenced.references ?? []));
   }

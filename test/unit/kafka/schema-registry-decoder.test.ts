@@ -72,6 +72,7 @@ describe('connectSchemaRegistry', () => {
 /** A registry answering GET /schemas/ids/{id} from a table, as a real one, a proxy in front of one, or a wrong URL would. */
 describe('decoding through a registry', () => {
   const answers = new Map<number, { status: number; type: string; body: string }>();
+  const onceAnswers = new Map<number, { status: number; type: string; body: string }[]>();
   const requests = new Map<number, number>();
   /** Subject versions by path (`/subjects/s/versions/1`), for schemas that reference others. */
   const versions = new Map<string, string>();
@@ -84,7 +85,9 @@ describe('decoding through a registry', () => {
     }
     const id = Number(/\/schemas\/ids\/(\d+)/.exec(request.url ?? '')?.[1]);
     requests.set(id, (requests.get(id) ?? 0) + 1);
-    const answer = answers.get(id) ?? { status: 404, type: 'application/json', body: '{"error_code":40403,"message":"Schema not found"}' };
+    // A one-off answer (a proxy's page once) goes before the standing one.
+    const answer = onceAnswers.get(id)?.shift() ??
+      answers.get(id) ?? { status: 404, type: 'application/json', body: '{"error_code":40403,"message":"Schema not found"}' };
     response.writeHead(answer.status, { 'content-type': answer.type });
     response.end(answer.body);
   });
@@ -246,6 +249,26 @@ describe('decoding through a registry', () => {
     expect(refused).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/forbidden key at attrs\.__proto__/) });
   });
 
+  it('reads an invalid decimal as its underlying bytes, as the Avro spec says', async () => {
+    answers.set(
+      22,
+      schemaAnswer({
+        type: 'record',
+        name: 'Odd',
+        namespace: 'x',
+        fields: [
+          { name: 'no_precision', type: { type: 'bytes', logicalType: 'decimal', scale: 2 } },
+          { name: 'scale_over', type: { type: 'bytes', logicalType: 'decimal', precision: 2, scale: 5 } },
+          { name: 'too_narrow', type: { type: 'fixed', name: 'One', size: 1, logicalType: 'decimal', precision: 10 } },
+        ],
+      }),
+    );
+    // Each bytes field: zigzag length 2, then 0x04 0xd2; the fixed: one byte 0x7f.
+    const payload = Buffer.from([4, 0x04, 0xd2, 4, 0x04, 0xd2, 0x7f]);
+    const raw = Buffer.from([0x04, 0xd2]).toString('latin1');
+    expect(await decoder.decode(framed(22, payload))).toEqual({ no_precision: raw, scale_over: raw, too_narrow: '\x7f' });
+  });
+
   it('decodes a JSON Schema value whose schema uses formats and another draft', async () => {
     answers.set(
       30,
@@ -374,6 +397,98 @@ describe('decoding through a registry', () => {
       session_id: 's-1',
       fact_id: 'f-1',
     });
+  });
+
+  it('reads Struct and Value whichever file supplies struct.proto, and the custom options descriptor.proto declares', async () => {
+    const struct = `syntax = "proto3"; package google.protobuf;
+      message Struct { map<string, Value> fields = 1; }
+      message Value { oneof kind { NullValue null_value = 1; double number_value = 2; string string_value = 3; bool bool_value = 4;
+        Struct struct_value = 5; ListValue list_value = 6; } }
+      enum NullValue { NULL_VALUE = 0; }
+      message ListValue { repeated Value values = 1; }`;
+    versions.set('/subjects/google-struct/versions/1', JSON.stringify({ schema: struct, schemaType: 'PROTOBUF' }));
+    const proto = `syntax = "proto3"; package q; import "google/protobuf/struct.proto"; import "google/protobuf/descriptor.proto";
+      extend google.protobuf.FieldOptions { string pii = 50001; }
+      message Event { google.protobuf.Struct attrs = 1; string card = 2 [(pii) = "mask"]; }`;
+    const attrs = {
+      fields: { amount: { number_value: 7200 }, tags: { list_value: { values: [{ bool_value: true }, { null_value: 0 }] } } },
+    };
+    const root = new protobuf.Root();
+    protobuf.parse(struct, root, { keepCase: true });
+    protobuf.parse(
+      proto
+        .replace('import "google/protobuf/descriptor.proto";', '')
+        .replace(/extend[^}]*}/, '')
+        .replace(' [(pii) = "mask"]', ''),
+      root,
+      {
+        keepCase: true,
+      },
+    );
+    const type = root.lookupType('q.Event');
+    const event = Buffer.from(type.encode(type.fromObject({ attrs, card: '4111' })).finish());
+    const expected = { attrs: { amount: 7200, tags: [true, null] }, card: '4111' };
+    answers.set(
+      42,
+      jsonAnswer({
+        schema: proto,
+        schemaType: 'PROTOBUF',
+        references: [{ name: 'google/protobuf/struct.proto', subject: 'google-struct', version: 1 }],
+      }),
+    );
+    expect(await decoder.decode(framed(42, event, [0]))).toEqual(expected);
+    // The same schema with struct.proto from the service's own copy.
+    answers.set(43, jsonAnswer({ schema: proto, schemaType: 'PROTOBUF' }));
+    expect(await decoder.decode(framed(43, event, [0]))).toEqual(expected);
+  });
+
+  it('refuses Timestamps and Durations the proto3 JSON mapping cannot write, and names an import nothing provides', async () => {
+    const proto = `syntax = "proto3"; package r; import "google/protobuf/timestamp.proto"; import "google/protobuf/duration.proto";
+      message Times { google.protobuf.Timestamp at = 1; google.protobuf.Duration took = 2; }`;
+    answers.set(44, jsonAnswer({ schema: proto, schemaType: 'PROTOBUF' }));
+    const root = new protobuf.Root();
+    protobuf.parse(proto, root, { keepCase: true });
+    for (const file of ['timestamp', 'duration']) root.addJSON(protobuf.common.get(`google/protobuf/${file}.proto`)!.nested!);
+    const type = root.lookupType('r.Times');
+    const times = (message: object) => framed(44, Buffer.from(type.encode(type.fromObject(message)).finish()), [0]);
+    expect(await decoder.decode(times({ at: { seconds: 253_402_300_799, nanos: 999_999_999 }, took: { seconds: -1, nanos: -5 } }))).toEqual(
+      {
+        at: '9999-12-31T23:59:59.999999999Z',
+        took: '-1.000000005s',
+      },
+    );
+    for (const broken of [
+      { at: { seconds: 253_402_300_800 } },
+      { at: { seconds: -62_135_596_801 } },
+      { at: { seconds: 0, nanos: 1_500_000_000 } },
+      { at: { seconds: 10, nanos: -5 } },
+      { took: { seconds: 5, nanos: -5 } },
+    ]) {
+      expect(await failureOf(times(broken)), JSON.stringify(broken)).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        message: expect.stringMatching(/^value does not decode with schema id 44: a (Timestamp|Duration) /),
+      });
+    }
+    answers.set(
+      45,
+      jsonAnswer({
+        schema: 'syntax = "proto3"; import "google/type/date.proto"; message D { google.type.Date on = 1; }',
+        schemaType: 'PROTOBUF',
+      }),
+    );
+    expect((await failureOf(framed(45, Buffer.from([]), [0])))?.message).toMatch(
+      /^schema id 45 cannot be used to decode: it imports google\/type\/date\.proto, which is neither one of its references nor a file the service provides/,
+    );
+  });
+
+  it('retries a Protobuf schema whose text came back as a page instead of JSON, then decodes it with the names declared', async () => {
+    const proto = 'syntax = "proto3"; message S { string session_id = 1; }';
+    answers.set(46, jsonAnswer({ schema: proto, schemaType: 'PROTOBUF' }));
+    // The client's request gets the schema; the decoder's own gets a login page once.
+    onceAnswers.set(46, [answers.get(46)!, { status: 200, type: 'text/html', body: '<!doctype html><title>Sign in</title>' }]);
+    const value = framed(46, Buffer.from([0x0a, 0x01, 0x73]), [0]);
+    expect(await failureOf(value)).toMatchObject({ code: 'UNAVAILABLE' });
+    expect(await decoder.decode(value)).toEqual({ session_id: 's' });
   });
 
   it('retries a schema it cannot compile a few times, then dead-letters it (uncoded, INTERNAL_ERROR)', async () => {
