@@ -61,6 +61,23 @@ export const DSL_LIMITS = {
   maxStringLength: 10_000,
 } as const;
 
+/** Whether text holds at most `max` characters, counted as code points, as zod's `max` and JSON Schema's `maxLength` count. */
+export function fitsLength(text: string, max: number): boolean {
+  if (text.length <= max) return true;
+  if (text.length > 2 * max) return false;
+  let characters = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const unit = text.charCodeAt(i);
+    // A surrogate pair is one character.
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i += 1;
+    }
+    characters += 1;
+  }
+  return characters <= max;
+}
+
 export type Scalar = string | number | boolean | null;
 export type ConditionValue = Scalar | Scalar[];
 

@@ -10,6 +10,7 @@ import {
   type ConditionValue,
   conditionNodeSchema,
   DSL_LIMITS,
+  fitsLength,
   MAX_WINDOW_SECONDS,
   OPERATORS,
   type Operator,
@@ -46,6 +47,11 @@ interface WalkState {
   /** Depth of any/all conditions and accumulate wheres around the current node: no accumulate may appear there. */
   inScope: number;
   readonly extra: ValidationIssue[];
+  /**
+   * Problems between keys (an operator and its value, a function and its field), found even where another key of the
+   * node is wrong: zod checks them only once every key has its type, so it would report them one fix later.
+   */
+  readonly crossKey: ValidationIssue[];
   readonly regex: RegexCheckOptions;
 }
 
@@ -68,11 +74,11 @@ function hasExactKeys(node: NodeObject, keys: readonly string[]): boolean {
 }
 
 function isField(value: unknown): boolean {
-  return typeof value === 'string' && value.length >= 1 && value.length <= DSL_LIMITS.maxFieldLength && isStorableText(value);
+  return typeof value === 'string' && value.length >= 1 && fitsLength(value, DSL_LIMITS.maxFieldLength) && isStorableText(value);
 }
 
 function isScalarValue(value: unknown): boolean {
-  if (typeof value === 'string') return value.length <= DSL_LIMITS.maxStringLength && isStorableText(value);
+  if (typeof value === 'string') return fitsLength(value, DSL_LIMITS.maxStringLength) && isStorableText(value);
   if (typeof value === 'number') return Number.isFinite(value);
   return typeof value === 'boolean' || value === null;
 }
@@ -95,8 +101,11 @@ function checkComparison(node: NodeObject, state: WalkState): void {
   }
   if (typeof op !== 'string' || !OPERATOR_SET.has(op)) return;
   const canonical = CANONICAL_OPERATOR[op as Operator];
-  if (valueProblem(canonical, value) !== undefined) state.shapeValid = false;
-  else if (canonical === 'regex') {
+  const problem = valueProblem(canonical, value);
+  if (problem !== undefined) {
+    state.shapeValid = false;
+    state.crossKey.push({ path: formatPath([...state.segments, 'value']), message: problem });
+  } else if (canonical === 'regex') {
     const problem = regexProblem(value as string, state.regex);
     if (problem !== undefined) state.extra.push({ path: formatPath([...state.segments, 'value']), message: problem });
   }
@@ -120,23 +129,28 @@ function checkAccumulate(node: NodeObject, depth: number, state: WalkState): voi
   const valueShape =
     (typeof value === 'number' && Number.isFinite(value)) ||
     (Array.isArray(value) && value.length <= 2 && value.every((item) => typeof item === 'number' && Number.isFinite(item)));
+  const fnKnown = typeof fn === 'string' && ACCUMULATE_FUNCTION_SET.has(fn);
+  const opKnown = typeof op === 'string' && ACCUMULATE_OPERATOR_SET.has(op);
   if (
     keys < 4 ||
-    typeof fn !== 'string' ||
-    !ACCUMULATE_FUNCTION_SET.has(fn) ||
+    !fnKnown ||
     (field !== undefined && !isField(field)) ||
     (window !== undefined && !(Number.isInteger(window) && (window as number) >= 1 && (window as number) <= MAX_WINDOW_SECONDS)) ||
-    typeof op !== 'string' ||
-    !ACCUMULATE_OPERATOR_SET.has(op) ||
-    !valueShape ||
-    accumulateProblems({
-      function: fn as AccumulateFunction,
-      field: field as string | undefined,
-      op: op as AccumulateOperator,
-      value: value as number | number[],
-    }).length > 0
+    !opKnown ||
+    !valueShape
   ) {
     state.shapeValid = false;
+  }
+  if (fnKnown && opKnown && valueShape) {
+    // Only whether a field is there matters to these checks, whatever its type.
+    const problems = accumulateProblems({
+      function: fn as AccumulateFunction,
+      field: field === undefined ? undefined : '',
+      op: op as AccumulateOperator,
+      value: value as number | number[],
+    });
+    if (problems.length > 0) state.shapeValid = false;
+    for (const problem of problems) state.crossKey.push({ path: formatPath([...state.segments, problem.key]), message: problem.message });
   }
   if (hasOwn(node, 'where')) {
     state.inScope += 1;
@@ -282,7 +296,12 @@ function issueMessage(issue: z.core.$ZodIssue, input: unknown): string {
 function zodIssues(input: unknown): ValidationIssue[] {
   const parsed = conditionNodeSchema.safeParse(input);
   if (parsed.success) return [];
-  return parsed.error.issues.map((issue) => ({ path: formatPath(issue.path), message: issueMessage(issue, input) }));
+  return parsed.error.issues.flatMap((issue) =>
+    // Strict objects report their unknown keys on the node: each is reported at its own path, as every other key is.
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ path: formatPath([...issue.path, key]), message: `unknown key ${show(key)}` }))
+      : [{ path: formatPath(issue.path), message: issueMessage(issue, input) }],
+  );
 }
 
 /**
@@ -301,6 +320,7 @@ export function validateCondition(dsl: unknown, options: RegexCheckOptions = {})
       shapeValid: true,
       inScope: 0,
       extra: [],
+      crossKey: [],
     };
     visit(dsl, 1, state);
     if (state.shapeValid && !state.tooManyNodes && state.extra.length === 0) return { valid: true, errors: [] };
@@ -309,6 +329,10 @@ export function validateCondition(dsl: unknown, options: RegexCheckOptions = {})
       errors.push({ path: 'root', message: `condition has more than ${DSL_LIMITS.maxNodes} nodes` });
     } else if (!state.shapeValid) {
       errors.push(...zodIssues(state.tooDeep ? truncate(dsl, 1) : dsl));
+      const reported = new Set(errors.map((issue) => `${issue.path}\n${issue.message}`));
+      for (const issue of state.crossKey) if (!reported.has(`${issue.path}\n${issue.message}`)) errors.push(issue);
+      // The walk found a problem zod words nothing for: still refused, never reported valid.
+      if (errors.length === 0) errors.push({ path: 'root', message: 'condition does not match the condition DSL' });
     }
     errors.push(...state.extra);
     return { valid: errors.length === 0, errors };

@@ -71,7 +71,34 @@ describe('validateCondition reports', () => {
       { path: 'root.children[1].field', message: 'field must be a non-empty path' },
       { path: 'root.children[1].value', message: 'operator > takes a number or a string' },
       { path: 'root.children[2].child.condition.field', message: 'Invalid input: expected string, received number' },
-      { path: 'root.children[2].child.condition', message: 'Unrecognized key: "extra"' },
+      { path: 'root.children[2].child.condition.extra', message: 'unknown key "extra"' },
+    ]);
+  });
+
+  it('problems between keys even where another key of the node has the wrong type', () => {
+    expect(validateCondition({ type: 'accumulate', function: 'sum', op: 'between', value: [10, 1], window_seconds: '600' }).errors).toEqual(
+      [
+        { path: 'root.window_seconds', message: 'Invalid input: expected number, received string' },
+        { path: 'root.field', message: 'function sum needs a field: the numeric fact field it aggregates' },
+        { path: 'root.value', message: 'operator between needs low <= high' },
+      ],
+    );
+    expect(validateCondition({ type: 'condition', field: ['amount'], op: 'between', value: [5000, 100] }).errors).toEqual([
+      { path: 'root.field', message: 'Invalid input: expected string, received array' },
+      { path: 'root.value', message: 'operator between needs low <= high' },
+    ]);
+  });
+
+  it('text limits in characters (code points), an emoji counting one, as the zod schema and JSON Schema count', () => {
+    const emoji = '\u{1F600}';
+    expect(validateCondition(leaf('a', '==', emoji.repeat(10_000))).valid).toBe(true);
+    expect(validateCondition(leaf('a', '==', `${emoji.repeat(10_000)}x`)).errors).toEqual([
+      { path: 'root.value', message: 'value is too large: strings hold at most 10000 characters' },
+    ]);
+    expect(validateCondition(leaf('a', 'in', [`${emoji.repeat(10_000)}x`])).valid).toBe(false);
+    expect(validateCondition(leaf(emoji.repeat(256), '==', 1)).valid).toBe(true);
+    expect(validateCondition(leaf(emoji.repeat(257), '==', 1)).errors).toEqual([
+      { path: 'root.field', message: 'field must be at most 256 characters' },
     ]);
   });
 
@@ -180,7 +207,7 @@ describe('validateCondition reports', () => {
     revoked.revoke();
     expect(validateCondition(revoked.proxy).valid).toBe(false);
     expect(validateCondition({ type: 'exists', field: 'a', extra: undefined }).errors).toEqual([
-      { path: 'root', message: 'Unrecognized key: "extra"' },
+      { path: 'root.extra', message: 'unknown key "extra"' },
     ]);
   });
 });
