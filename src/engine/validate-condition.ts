@@ -141,17 +141,18 @@ function checkAccumulate(node: NodeObject, depth: number, state: WalkState): voi
   ) {
     state.shapeValid = false;
   }
-  if (fnKnown && opKnown && valueShape) {
+  // The function's need of a field and the operator's of its value are checked apart: each whatever the other keys are.
+  // Stand-ins (count needs no field, `> 0` is fine) keep a key zod reports anyway from being reported twice.
+  const comparable = opKnown && valueShape;
+  const problems = accumulateProblems({
+    function: fnKnown ? (fn as AccumulateFunction) : 'count',
     // Only whether a field is there matters to these checks, whatever its type.
-    const problems = accumulateProblems({
-      function: fn as AccumulateFunction,
-      field: field === undefined ? undefined : '',
-      op: op as AccumulateOperator,
-      value: value as number | number[],
-    });
-    if (problems.length > 0) state.shapeValid = false;
-    for (const problem of problems) state.crossKey.push({ path: formatPath([...state.segments, problem.key]), message: problem.message });
-  }
+    field: field === undefined ? undefined : '',
+    op: comparable ? (op as AccumulateOperator) : '>',
+    value: comparable ? (value as number | number[]) : 0,
+  });
+  if (problems.length > 0) state.shapeValid = false;
+  for (const problem of problems) state.crossKey.push({ path: formatPath([...state.segments, problem.key]), message: problem.message });
   if (hasOwn(node, 'where')) {
     state.inScope += 1;
     descend(node.where, 'where', undefined, depth + 1, state);

@@ -52,22 +52,30 @@ declare module 'fastify' {
   }
 }
 
-/** One `; name=value` parameter of a Content-Type header, the value a token or a quoted string (which may hold `;`). */
-const PARAMETER = /;\s*([^\s;=]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)/y;
-
 /** Charsets whose text is UTF-8: JSON is UTF-8 (RFC 8259), and ASCII is a part of it. */
 const UTF8_CHARSETS = new Set(['utf-8', 'utf8', 'us-ascii']);
 
 /** The charset parameter of a Content-Type header, lower case; undefined when it names none. */
 export function charsetOf(contentType: string): string | undefined {
-  const start = contentType.indexOf(';');
+  // Parameters are split at `;` outside quoted strings; a malformed one (`; foo`, `;;`) is skipped, not the end.
+  let start = contentType.indexOf(';');
   if (start < 0) return undefined;
-  PARAMETER.lastIndex = start;
-  for (let match = PARAMETER.exec(contentType); match !== null; match = PARAMETER.exec(contentType)) {
-    if (match[1]!.toLowerCase() !== 'charset') continue;
-    const value = match[2]!.trim();
-    const charset = (value.startsWith('"') ? value.slice(1, -1).replace(/\\(.)/g, '$1') : value).toLowerCase();
-    return charset === '' ? undefined : charset;
+  let quoted = false;
+  for (let i = start + 1; i <= contentType.length; i += 1) {
+    const char = contentType[i];
+    if (char === '\\' && quoted) i += 1;
+    else if (char === '"') quoted = !quoted;
+    else if ((char === ';' && !quoted) || i === contentType.length) {
+      const parameter = contentType.slice(start + 1, i);
+      start = i;
+      const equals = parameter.indexOf('=');
+      if (equals < 0 || parameter.slice(0, equals).trim().toLowerCase() !== 'charset') continue;
+      const value = parameter.slice(equals + 1).trim();
+      const charset = (
+        value.startsWith('"') ? value.slice(1, value.endsWith('"') ? -1 : undefined).replace(/\\(.)/g, '$1') : value
+      ).toLowerCase();
+      return charset === '' ? undefined : charset;
+    }
   }
   return undefined;
 }

@@ -6,13 +6,55 @@ import { toPlainJson } from './fact-codec.ts';
 
 const require = createRequire(import.meta.url);
 
-/** Google's files a schema may import without naming them as references (Confluent's serializers register none of them). */
-function wellKnownFile(name: string): protobuf.INamespace | undefined {
+/** protobufjs's shipped files beside its common ones (descriptor.proto is what custom options extend), with what they import. */
+const SHIPPED: Record<string, readonly string[]> = {
+  api: ['api', 'type', 'source_context'],
+  descriptor: ['descriptor'],
+  source_context: ['source_context'],
+  type: ['type', 'source_context'],
+};
+
+/**
+ * Google's files a schema may import without naming them as references (Confluent's serializers register none of them),
+ * with the files they import; undefined for any other file.
+ */
+function wellKnownFiles(name: string): protobuf.INamespace[] | undefined {
   const common = protobuf.common.get(name);
-  if (common !== null && common !== undefined) return common;
-  // protobufjs ships these four beside its common ones: descriptor.proto is what custom options extend.
-  const shipped = /^google\/protobuf\/(api|descriptor|source_context|type)\.proto$/.exec(name)?.[1];
-  return shipped === undefined ? undefined : (require(`protobufjs/google/protobuf/${shipped}.json`) as protobuf.INamespace);
+  if (common !== null && common !== undefined) return [common];
+  const shipped = SHIPPED[/^google\/protobuf\/(\w+)\.proto$/.exec(name)?.[1] ?? ''];
+  return shipped?.map((file) => require(`protobufjs/google/protobuf/${file}.json`) as protobuf.INamespace);
+}
+
+/** A field name as a `.proto` file declares it: protobufjs wrote its bundled files' names in camel case (`fileName`). */
+const declared = (name: string): string => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+
+/** A copy of a bundled file's definitions with field and oneof names as declared. */
+function withDeclaredNames(definition: unknown): unknown {
+  if (Array.isArray(definition)) return definition.map(withDeclaredNames);
+  if (typeof definition !== 'object' || definition === null) return definition;
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(definition)) {
+    if (key === 'fields' && typeof value === 'object' && value !== null) {
+      copy.fields = Object.fromEntries(Object.entries(value).map(([field, spec]) => [declared(field), withDeclaredNames(spec)]));
+    } else if (key === 'oneof' && Array.isArray(value)) {
+      copy.oneof = value.map((field) => declared(String(field)));
+    } else {
+      copy[key] = withDeclaredNames(value);
+    }
+  }
+  return copy;
+}
+
+/** Adds the definitions a namespace lacks: Google's bundled files repeat some types (Any, SourceContext, Option). */
+function addMissing(namespace: protobuf.Namespace, nested: Record<string, unknown>): void {
+  for (const [name, definition] of Object.entries(nested)) {
+    const existing = namespace.get(name);
+    const inner = (definition as { nested?: Record<string, unknown> }).nested;
+    if (existing === null) namespace.addJSON({ [name]: definition as protobuf.AnyNestedObject });
+    else if (existing instanceof protobuf.Namespace && !(existing instanceof protobuf.Type) && inner !== undefined) {
+      addMissing(existing, inner);
+    }
+  }
 }
 
 /** The parts of a protobufjs Type this module uses. */
@@ -65,11 +107,11 @@ export function compileProtobuf(source: string, references: readonly ProtobufFil
   const provided = new Set(references.map((reference) => reference.name));
   for (const name of imports) {
     if (provided.has(name)) continue;
-    const wellKnown = wellKnownFile(name);
-    if (wellKnown?.nested === undefined) {
+    const files = wellKnownFiles(name);
+    if (files === undefined) {
       throw new Error(`it imports ${name}, which is neither one of its references nor a file the service provides (google/protobuf/*)`);
     }
-    root.addJSON(wellKnown.nested);
+    for (const file of files) addMissing(root, withDeclaredNames(file.nested ?? {}) as Record<string, unknown>);
   }
   root.resolveAll();
   return { messages };

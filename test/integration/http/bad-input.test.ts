@@ -330,6 +330,7 @@ describe.each(STORE_KINDS)('bad input over HTTP (%s)', (kind) => {
   it.each([
     ['iso-8859-1', 'application/json; charset=iso-8859-1'],
     ['utf-16, quoted', 'application/json;charset="utf-16"'],
+    ['windows-1252 after a malformed parameter', 'application/json;; foo; charset=windows-1252'],
   ])('refuses a body labelled %s with 415 rather than decode it as UTF-8, and stores nothing', async (_label, contentType) => {
     const before = (await json(t.app, 'GET', '/api/v1/rules?limit=1000')).json() as unknown[];
     const latin1 = Buffer.from(JSON.stringify(ruleDraft('caf\u00e9')), 'latin1');
@@ -339,7 +340,7 @@ describe.each(STORE_KINDS)('bad input over HTTP (%s)', (kind) => {
       payload: latin1,
       headers: { 'content-type': contentType },
     });
-    expectError(response, 415, 'UNSUPPORTED_MEDIA_TYPE', /must be UTF-8 JSON; charset '(iso-8859-1|utf-16)' is not supported/);
+    expectError(response, 415, 'UNSUPPORTED_MEDIA_TYPE', /must be UTF-8 JSON; charset '(iso-8859-1|utf-16|windows-1252)' is not supported/);
     expect((await json(t.app, 'GET', '/api/v1/rules?limit=1000')).json()).toEqual(before);
   });
 

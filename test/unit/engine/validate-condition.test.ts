@@ -83,6 +83,19 @@ describe('validateCondition reports', () => {
         { path: 'root.value', message: 'operator between needs low <= high' },
       ],
     );
+    // The function's need of a field whatever the operator, and the operator's need of its value whatever the function.
+    expect(validateCondition({ type: 'accumulate', function: 'sum', op: 'xx', value: 5 }).errors).toEqual([
+      { path: 'root.op', message: expect.stringMatching(/^unknown operator "xx" for accumulate/) },
+      { path: 'root.field', message: 'function sum needs a field: the numeric fact field it aggregates' },
+    ]);
+    expect(validateCondition({ type: 'accumulate', function: 'median', op: 'between', value: 5, field: 'a' }).errors).toEqual([
+      { path: 'root.function', message: expect.stringMatching(/^unknown function "median"/) },
+      { path: 'root.value', message: 'operator between takes [low, high] numbers' },
+    ]);
+    expect(validateCondition({ type: 'accumulate', function: 'sum', op: 'between', value: [1, 2, 3] }).errors).toEqual([
+      { path: 'root.value', message: 'value must be a finite number, or [low, high] numbers for between' },
+      { path: 'root.field', message: 'function sum needs a field: the numeric fact field it aggregates' },
+    ]);
     expect(validateCondition({ type: 'condition', field: ['amount'], op: 'between', value: [5000, 100] }).errors).toEqual([
       { path: 'root.field', message: 'Invalid input: expected string, received array' },
       { path: 'root.value', message: 'operator between needs low <= high' },

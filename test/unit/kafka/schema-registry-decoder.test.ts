@@ -442,6 +442,16 @@ describe('decoding through a registry', () => {
     expect(await decoder.decode(framed(43, event, [0]))).toEqual(expected);
   });
 
+  it("imports Google's bundled files together (each type once), with their field names as declared", async () => {
+    const proto = `syntax = "proto3"; package t; import "google/protobuf/any.proto"; import "google/protobuf/type.proto";
+      import "google/protobuf/api.proto"; import "google/protobuf/source_context.proto";
+      message Doc { string id = 1; google.protobuf.SourceContext origin = 2; google.protobuf.Any extra = 3; }`;
+    answers.set(47, jsonAnswer({ schema: proto, schemaType: 'PROTOBUF' }));
+    // Field 1 "d1"; field 2: a SourceContext whose field 1 (file_name) is "a.proto".
+    const doc = Buffer.from([0x0a, 0x02, 0x64, 0x31, 0x12, 0x09, 0x0a, 0x07, ...Buffer.from('a.proto')]);
+    expect(await decoder.decode(framed(47, doc, [0]))).toEqual({ id: 'd1', origin: { file_name: 'a.proto' } });
+  });
+
   it('refuses Timestamps and Durations the proto3 JSON mapping cannot write, and names an import nothing provides', async () => {
     const proto = `syntax = "proto3"; package r; import "google/protobuf/timestamp.proto"; import "google/protobuf/duration.proto";
       message Times { google.protobuf.Timestamp at = 1; google.protobuf.Duration took = 2; }`;
