@@ -1,4 +1,5 @@
 // One zod schema for the environment: loadConfig(env) turns it into a frozen, typed Config or names every bad variable.
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -135,7 +136,8 @@ export function parseApiKeys(text: string): { keys: ApiKey[] } | { problem: stri
     const name = equals < 0 ? `key-${index + 1}` : head.slice(0, equals).trim();
     const key = (equals < 0 ? head : head.slice(equals + 1)).trim();
     if (!(API_SCOPES as readonly string[]).includes(scope)) {
-      return { problem: `entry ${index + 1} has scope "${scope}"; expected one of ${API_SCOPES.join(', ')}` };
+      // Not echoed: with the scope forgotten, the text after the last colon is part of the key.
+      return { problem: `entry ${index + 1} has no valid scope after its last colon; expected one of ${API_SCOPES.join(', ')}` };
     }
     if (key === '') return { problem: `entry ${index + 1} has an empty key` };
     // An unnamed base64 key (`dGVzdA==:admin`) would otherwise become the name "dGVzdA" and the key "=".
@@ -154,13 +156,20 @@ const emptyAsUnset = (value: unknown) => (typeof value === 'string' && value.tri
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess(emptyAsUnset, schema.optional());
 
 const integer = (min: number, max: number, fallback: number) =>
-  optional(
-    z
-      .string()
-      .regex(/^\s*\d+\s*$/, 'must be a whole number')
-      .transform(Number)
-      .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`)),
-  ).transform((value) => value ?? fallback);
+  optional(z.string()).transform((value, ctx) => {
+    if (value === undefined) return fallback;
+    // One message a variable: the first rule it breaks.
+    const problem = !/^\s*\d+\s*$/.test(value)
+      ? 'must be a whole number'
+      : Number(value) < min
+        ? `must be at least ${min}`
+        : Number(value) > max
+          ? `must be at most ${max}`
+          : undefined;
+    if (problem === undefined) return Number(value);
+    ctx.addIssue({ code: 'custom', message: problem });
+    return z.NEVER;
+  });
 
 const text = (fallback: string) => optional(z.string().trim().min(1)).transform((value) => value ?? fallback);
 /** A Kafka topic name: what the broker accepts (letters, digits, '.', '_', '-'; at most 249 characters). */
@@ -205,15 +214,33 @@ const duration = (fallback: string, maxMs = Number.MAX_SAFE_INTEGER, why = 'it s
     })
     .pipe(z.number());
 
-const url = (protocols: RegExp) =>
+/** A URL of one of `protocols` (`example` shows one); `path` checks its path, if it has a meaning. One message at most. */
+const url = (protocols: RegExp, example: string, path?: { test: RegExp; problem: string }) =>
   optional(
     z
       .string()
       .trim()
-      .refine((value) => URL.canParse(value) && protocols.test(new URL(value).protocol), 'must be a URL with a supported scheme')
-      // An empty host (a template's unset variable) would make the client fall back to localhost without a word.
-      .refine((value) => !URL.canParse(value) || hasHost(new URL(value)), 'must name a host, e.g. redis://cache:6379'),
+      .superRefine((value, ctx) => {
+        const problem = !URL.canParse(value)
+          ? `must be a URL with a valid host and port, e.g. ${example}`
+          : !protocols.test(new URL(value).protocol)
+            ? `must be a URL of the form ${example}`
+            : // An empty host (a template's unset variable) would make the client fall back to localhost without a word.
+              !hasHost(new URL(value))
+              ? `must name a host, e.g. ${example}`
+              : path !== undefined && !path.test.test(new URL(value).pathname)
+                ? path.problem
+                : undefined;
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+      }),
   );
+
+/** A host name (letters, digits, '-' labels), an IPv4 address or an IPv6 one (with a zone), as the server can bind it. */
+function isHost(host: string): boolean {
+  if (host.includes(':')) return isIP(host.split('%')[0] ?? '') === 6;
+  if (/^[\d.]+$/.test(host)) return isIP(host) === 4;
+  return /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)(\.(?!-)[A-Za-z0-9-]{1,63}(?<!-))*\.?$/.test(host);
+}
 
 /** A host in the URL; PostgreSQL URLs are checked in loadConfig, where PGHOST can stand in for one. */
 function hasHost(parsed: URL): boolean {
@@ -238,12 +265,9 @@ const envSchema = z.object({
       .string()
       .trim()
       // A host name or an IPv4/IPv6 address (with a zone): anything else fails only when the server binds.
-      .regex(
-        /^[A-Za-z0-9._:%-]+$/,
-        'must be a host name or an IP address (IPv6 without brackets), e.g. 0.0.0.0, ::, 127.0.0.1 or localhost',
-      ),
+      .refine(isHost, 'must be a host name or an IP address (IPv6 without brackets), e.g. 0.0.0.0, ::, 127.0.0.1 or localhost'),
   ).transform((value) => value ?? '0.0.0.0'),
-  DATABASE_URL: url(/^postgres(ql)?:$/),
+  DATABASE_URL: url(/^postgres(ql)?:$/, 'postgres://db:5432/rules'),
   RULES_DATA_DIR: text('./data'),
   RULES_LOG_LEVEL: optional(
     z
@@ -268,7 +292,8 @@ const envSchema = z.object({
   RULES_EXECUTION_RETENTION: duration('7d', MAX_RETENTION_MS, 'about 100 years'),
   // Each interval runs a DELETE: one every millisecond would keep the database busy for nothing.
   RULES_EXECUTION_CLEANUP_INTERVAL: duration('1h', MAX_TIMER_MS, 'about 24 days, the longest timer Node keeps', 1_000),
-  RULES_SHUTDOWN_TIMEOUT: duration('30s', MAX_TIMER_MS, 'about 24 days, the longest timer Node keeps'),
+  // Below a second no shutdown could finish: every stop would end in the timeout's exit 1.
+  RULES_SHUTDOWN_TIMEOUT: duration('30s', MAX_TIMER_MS, 'about 24 days, the longest timer Node keeps', 1_000),
   RULES_API_KEYS: optional(z.string())
     .transform((value, ctx) => {
       if (value === undefined) return null;
@@ -292,6 +317,8 @@ const envSchema = z.object({
       .split(',')
       .map((broker) => broker.trim())
       .filter((broker) => broker !== '');
+    // Set but naming none (", "): a template's unset variables, not a wish to run without Kafka.
+    if (value !== undefined && brokers.length === 0) ctx.addIssue({ code: 'custom', message: 'must list host:port brokers, or be unset' });
     for (const broker of brokers) {
       const port = Number(/^[^\s:/]+:(\d{1,5})$/.exec(broker)?.[1] ?? Number.NaN);
       if (!(port >= 1 && port <= 65_535))
@@ -310,9 +337,14 @@ const envSchema = z.object({
   KAFKA_RECORD_EXECUTIONS: flag(true),
   KAFKA_PARTITIONS: integer(1, 10_000, 3),
   KAFKA_MAX_RESULT_BYTES: integer(1_000, 100_000_000, 1_000_000),
-  SCHEMA_REGISTRY_URL: url(/^https?:$/),
-  REDIS_URL: url(/^rediss?:$/),
-  REDIS_COMMAND_TIMEOUT: duration('5s', MAX_TIMER_MS, 'about 24 days, the longest timer Node keeps'),
+  SCHEMA_REGISTRY_URL: url(/^https?:$/, 'http://registry:8080/apis/ccompat/v7'),
+  // The path names the database by number; anything else made ioredis select NaN and the process fail later.
+  REDIS_URL: url(/^rediss?:$/, 'redis://cache:6379', {
+    test: /^(\/(\d{1,9})?)?$/,
+    problem: 'must name its database by number, if at all, e.g. redis://cache:6379/0',
+  }),
+  // Below 100 ms a Redis on the same host under load would be taken for an absent one.
+  REDIS_COMMAND_TIMEOUT: duration('5s', MAX_TIMER_MS, 'about 24 days, the longest timer Node keeps', 100),
   RULES_SESSION_MAX_FACTS: integer(1, 10_000_000, 10_000),
   RULES_SESSION_CACHE_FACTS: integer(0, 100_000_000, 100_000),
   RULES_SESSION_TIMESTAMP_FIELD: optional(z.string().trim().min(1).max(256, 'must be at most 256 characters')).transform(

@@ -12,7 +12,11 @@ export function createLogger(level: LogLevel, destination: pino.DestinationStrea
       base: { service: 'rules-evaluation-service' },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', '*.apiKeys', '*.databaseUrl'], censor: '[redacted]' },
+      // A Redis client's error carries its failed command, whose arguments may be AUTH's user and password.
+      redact: {
+        paths: ['req.headers.authorization', 'req.headers["x-api-key"]', '*.apiKeys', '*.databaseUrl', '*.command.args'],
+        censor: '[redacted]',
+      },
     },
     destination,
   );

@@ -12,7 +12,7 @@ import { SessionEvaluator } from './evaluation/session-evaluator.ts';
 import { SessionMemoryMetrics } from './evaluation/session-metrics.ts';
 import { buildApp } from './http/app.ts';
 import type { ReadinessCheck } from './http/services.ts';
-import { type KafkaPipeline, startKafkaPipeline } from './kafka/index.ts';
+import { backlogPauseAt, type KafkaPipeline, startKafkaPipeline } from './kafka/index.ts';
 import { registerKafkaMetrics } from './kafka/kafka-metrics.ts';
 import { Lifecycle, StopRequested } from './lifecycle.ts';
 import { createLogger, type Logger, logProcessWarnings } from './logger.ts';
@@ -175,7 +175,12 @@ async function start(config: Config, logger: Logger, lifecycle: Lifecycle, parts
         redisUrl: config.redis.url,
         commandTimeoutMs: config.redis.commandTimeoutMs,
         cacheFacts: config.sessions.cacheFacts,
-        onError: (error) => logger.warn({ err: error }, 'Redis connection error; sessions answer UNAVAILABLE until it returns'),
+        // The message and code only: ioredis's error carries the failed command, whose arguments hold REDIS_URL's password.
+        onError: (error) =>
+          logger.warn(
+            { error: { name: error.name, message: error.message, code: (error as { code?: unknown }).code } },
+            'Redis connection error; sessions answer UNAVAILABLE until it returns',
+          ),
       }),
     (opened) => opened.close(),
   );
@@ -228,6 +233,7 @@ async function start(config: Config, logger: Logger, lifecycle: Lifecycle, parts
           logger,
           logLevel: config.log.level,
           pendingExecutions: () => store.executions.pendingCount(),
+          tuning: { maxPendingExecutions: backlogPauseAt(config.http.executionBacklogMax) },
         }),
       // The batch in hand finishes and commits.
       (opened: KafkaPipeline) => opened.stop(),
@@ -272,9 +278,8 @@ function fatal(logger: Logger, error: unknown, message: string): never {
 function describeFailure(error: unknown): string {
   const lines: string[] = [];
   for (let current = error, depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
-    lines.push(
-      current instanceof Error ? (depth === 0 ? (current.stack ?? current.message) : `caused by: ${current.message}`) : String(current),
-    );
+    // Messages only: an operator needs what failed and why, not this program's call stack.
+    lines.push(current instanceof Error ? `${depth === 0 ? '' : 'caused by: '}${current.message}` : String(current));
     current = current instanceof Error ? current.cause : undefined;
   }
   return lines.join('\n');

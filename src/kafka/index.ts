@@ -100,13 +100,21 @@ export interface PipelineTuning {
   maxPendingExecutions: number;
 }
 
+/** Execution records waiting to be written past which the consumer pauses, unless RULES_EXECUTION_BACKLOG_MAX is lower. */
+export const KAFKA_BACKLOG_PAUSE = 50_000;
+
+/** Where the consumer pauses for a given RULES_EXECUTION_BACKLOG_MAX: never later than HTTP would start refusing. */
+export function backlogPauseAt(backlogMax: number): number {
+  return Math.min(KAFKA_BACKLOG_PAUSE, backlogMax);
+}
+
 const DEFAULT_TUNING: PipelineTuning = {
   maxRunSize: 1_000,
   partitionsConsumedConcurrently: 3,
   maxUnexpectedAttempts: 3,
   backoffInitialMs: 200,
   backoffMaxMs: 10_000,
-  maxPendingExecutions: 50_000,
+  maxPendingExecutions: KAFKA_BACKLOG_PAUSE,
 };
 
 export interface KafkaPipelineState extends ConsumerState {

@@ -127,13 +127,23 @@ export async function openRedisSessionStore(options: RedisSessionStoreOptions): 
   const timeout = options.connectTimeoutMs ?? 2000;
   const client = new Redis(options.url, sessionRedisOptions(timeout, options.commandTimeoutMs));
   client.on('error', (error: Error) => options.onError?.(error));
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, timeout);
+  const ready = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeout);
     client.once('ready', () => {
       clearTimeout(timer);
-      resolve();
+      resolve(true);
     });
   });
+  const database = client.options.db ?? 0;
+  // ioredis reports ready even when its SELECT was refused, and then works in database 0: another one's keys.
+  if (ready && database !== 0) {
+    try {
+      await client.select(database);
+    } catch (error) {
+      client.disconnect();
+      throw new Error(`REDIS_URL names database ${database}, which this Redis server refuses: ${(error as Error).message}`);
+    }
+  }
   return new RedisSessionStore(client, options.keyPrefix ?? '', options.cacheFacts === undefined ? {} : { cacheFacts: options.cacheFacts });
 }
 

@@ -1,7 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { request } from 'node:http';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countStoredExecutions } from '../../../src/store/execution-batches.ts';
@@ -309,6 +311,41 @@ describe('start-up with a bad configuration', () => {
     expect(stderr).toContain('Invalid configuration:');
     expect(stderr).toContain('PORT: must be a whole number (got "eighty")');
     expect(stderr).toContain('RULES_LOG_LEVEL: must be one of');
+  });
+});
+
+describe('Redis settings that cannot work', () => {
+  const redis = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+
+  it('logs why Redis refuses its credentials, never the password itself', async () => {
+    const dataDir = await createTempDataDir();
+    const secret = `s3cret-${randomUUID()}`;
+    const service = await startService({ RULES_DATA_DIR: dataDir.path, REDIS_URL: `redis://nobody:${secret}@${redis.host}/0` });
+    try {
+      const deadline = Date.now() + 10_000;
+      while (!service.logs.some((line) => line.includes('Redis connection error')) && Date.now() < deadline) await delay(50);
+      expect(service.logs.some((line) => line.includes('Redis connection error'))).toBe(true);
+      expect(service.logs.filter((line) => line.includes(secret))).toEqual([]);
+    } finally {
+      service.child.kill('SIGKILL');
+      await service.exit;
+      await dataDir.remove();
+    }
+  });
+
+  it('exits 1 at start-up when REDIS_URL names a database the server refuses, saying so without a stack trace', async () => {
+    const dataDir = await createTempDataDir();
+    const child = spawn(process.execPath, [MAIN], {
+      env: { PATH: process.env.PATH ?? '', PORT: '0', RULES_DATA_DIR: dataDir.path, REDIS_URL: `redis://${redis.host}/99` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    const [code] = await once(child, 'exit');
+    await dataDir.remove();
+    expect(code).toBe(1);
+    expect(output).toContain('REDIS_URL names database 99, which this Redis server refuses');
+    expect(output).not.toMatch(/^\s+at /m);
   });
 });
 

@@ -162,14 +162,14 @@ describe('loadConfig', () => {
     ['REDIS_URL', 'redis:', 'REDIS_URL: must name a host'],
     ['DATABASE_URL', 'postgres:', 'DATABASE_URL: must name a host'],
     ['DATABASE_URL', 'postgres:///db', 'DATABASE_URL: must name a host'],
-    ['SCHEMA_REGISTRY_URL', 'http://', 'SCHEMA_REGISTRY_URL: must be a URL with a supported scheme'],
+    ['SCHEMA_REGISTRY_URL', 'http://', 'SCHEMA_REGISTRY_URL: must be a URL with a valid host and port, e.g. http://registry:8080'],
     ['KAFKA_DLQ_TOPIC', 'my topic!', 'KAFKA_DLQ_TOPIC: must be a Kafka topic name'],
     ['KAFKA_RESULTS_TOPIC', '..', "KAFKA_RESULTS_TOPIC: must be a Kafka topic name other than '.' or '..'"],
     // A cutoff that far back is no date at all: every cleanup would fail.
     ['RULES_EXECUTION_RETENTION', '999999999999999d', 'RULES_EXECUTION_RETENTION: must be at most 3153600000 seconds'],
     ['RULES_BODY_LIMIT', '99999999999999999999999mb', 'RULES_BODY_LIMIT: must be a size from 1kb to 256mb'],
     ['RULES_METRICS', 'otel', 'RULES_METRICS: must be off or prometheus'],
-    ['RULES_API_KEYS', 'k1:root', 'RULES_API_KEYS: entry 1 has scope "root"'],
+    ['RULES_API_KEYS', 'k1:root', 'RULES_API_KEYS: entry 1 has no valid scope after its last colon'],
     ['KAFKA_BROKERS', 'localhost', 'KAFKA_BROKERS: "localhost" must be host:port'],
     ['KAFKA_BROKERS', 'localhost:99999', 'KAFKA_BROKERS: "localhost:99999" must be host:port (a port from 1 to 65535)'],
     ['KAFKA_BROKERS', 'a:9092,b:0', 'KAFKA_BROKERS: "b:0" must be host:port'],
@@ -179,11 +179,35 @@ describe('loadConfig', () => {
     ['KAFKA_PARTITIONS', '-1', 'KAFKA_PARTITIONS: must be a whole number'],
     ['RULES_SESSION_CACHE_FACTS', '-1', 'RULES_SESSION_CACHE_FACTS: must be a whole number'],
     ['RULES_SESSION_CACHE_FACTS', 'lots', 'RULES_SESSION_CACHE_FACTS: must be a whole number (got "lots")'],
-    ['DATABASE_URL', 'mysql://db/x', 'DATABASE_URL: must be a URL with a supported scheme'],
-    ['REDIS_URL', 'not a url', 'REDIS_URL: must be a URL with a supported scheme'],
-    ['SCHEMA_REGISTRY_URL', 'ftp://registry', 'SCHEMA_REGISTRY_URL: must be a URL with a supported scheme'],
+    ['DATABASE_URL', 'mysql://db/x', 'DATABASE_URL: must be a URL of the form postgres://db:5432/rules'],
+    ['REDIS_URL', 'not a url', 'REDIS_URL: must be a URL with a valid host and port, e.g. redis://cache:6379'],
+    ['SCHEMA_REGISTRY_URL', 'ftp://registry', 'SCHEMA_REGISTRY_URL: must be a URL of the form http://registry:8080'],
+    // A database that is not a number made ioredis select NaN, and the process fail after start-up.
+    ['REDIS_URL', 'redis://127.0.0.1:6379/abc', 'REDIS_URL: must name its database by number, if at all'],
+    ['HOST', '999.1.1.1', 'HOST: must be a host name or an IP address'],
+    ['HOST', '-', 'HOST: must be a host name or an IP address'],
+    ['HOST', ':::', 'HOST: must be a host name or an IP address'],
+    ['RULES_SHUTDOWN_TIMEOUT', '1ms', 'RULES_SHUTDOWN_TIMEOUT: must be at least 1000 ms'],
+    ['REDIS_COMMAND_TIMEOUT', '1ms', 'REDIS_COMMAND_TIMEOUT: must be at least 100 ms'],
+    ['KAFKA_BROKERS', ' , ', 'KAFKA_BROKERS: must list host:port brokers, or be unset'],
   ])('rejects %s=%s with a message naming the variable', (variable, value, expected) => {
     expect(configError({ [variable]: value })).toContain(expected);
+  });
+
+  it.each([
+    ['PORT', '99999999999999999999', 'PORT: must be at most 65535'],
+    ['DATABASE_URL', 'db.example.com:5432/rules', 'DATABASE_URL: must be a URL of the form postgres://db:5432/rules'],
+    ['REDIS_URL', 'redis://:pw@', 'REDIS_URL: must be a URL with a valid host and port, e.g. redis://cache:6379'],
+  ])('says one thing of %s=%s, the first rule it breaks', (variable, value, expected) => {
+    const lines = configError({ [variable]: value })
+      .split('\n')
+      .filter((line) => line.includes(`${variable}:`));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(expected);
+  });
+
+  it('never echoes part of an API key, even one whose scope was forgotten after a colon inside it', () => {
+    expect(configError({ RULES_API_KEYS: 'ops=9f2c:77ab03e1aa5d' })).not.toMatch(/77ab|9f2c/);
   });
 
   it.each([
@@ -269,7 +293,7 @@ describe('parseApiKeys', () => {
     ['=k1:admin', 'entry 1 has an empty name'],
     ['k1:admin,k1:evaluate', 'entry 2 repeats a key'],
     ['a=k1:admin,a=k2:evaluate', 'entry 2 repeats the name "a"'],
-    ['k1:Admin', 'entry 1 has scope "Admin"'],
+    ['k1:Admin', 'entry 1 has no valid scope after its last colon; expected one of admin, evaluate'],
     ['dGVzdA==:admin', 'entry 1 has a key that starts with "="; a key containing "=" needs a name'],
   ])('rejects %j', (text, problem) => {
     const parsed = parseApiKeys(text);
