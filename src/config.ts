@@ -215,14 +215,14 @@ const duration = (fallback: string, maxMs = Number.MAX_SAFE_INTEGER, why = 'it s
     .pipe(z.number());
 
 /** A URL of one of `protocols` (`example` shows one); `path` checks its path, if it has a meaning. One message at most. */
-const url = (protocols: RegExp, example: string, path?: { test: RegExp; problem: string }) =>
+const url = (protocols: RegExp, example: string, path?: { test: RegExp; problem: string }, hint?: string) =>
   optional(
     z
       .string()
       .trim()
       .superRefine((value, ctx) => {
         const problem = !URL.canParse(value)
-          ? `must be a URL with a valid host and port, e.g. ${example}`
+          ? `must be a URL with a valid host and port, e.g. ${example}${hint ?? ''}`
           : !protocols.test(new URL(value).protocol)
             ? `must be a URL of the form ${example}`
             : // An empty host (a template's unset variable) would make the client fall back to localhost without a word.
@@ -239,7 +239,8 @@ const url = (protocols: RegExp, example: string, path?: { test: RegExp; problem:
 function isHost(host: string): boolean {
   if (host.includes(':')) return isIP(host.split('%')[0] ?? '') === 6;
   if (/^[\d.]+$/.test(host)) return isIP(host) === 4;
-  return /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)(\.(?!-)[A-Za-z0-9-]{1,63}(?<!-))*\.?$/.test(host);
+  // Underscores too: container platforms name services so (rules_api), and the resolver finds them.
+  return /^(?!-)[\w-]{1,63}(?<!-)(\.(?!-)[\w-]{1,63}(?<!-))*\.?$/.test(host);
 }
 
 /** A host in the URL; PostgreSQL URLs are checked in loadConfig, where PGHOST can stand in for one. */
@@ -267,7 +268,12 @@ const envSchema = z.object({
       // A host name or an IPv4/IPv6 address (with a zone): anything else fails only when the server binds.
       .refine(isHost, 'must be a host name or an IP address (IPv6 without brackets), e.g. 0.0.0.0, ::, 127.0.0.1 or localhost'),
   ).transform((value) => value ?? '0.0.0.0'),
-  DATABASE_URL: url(/^postgres(ql)?:$/, 'postgres://db:5432/rules'),
+  DATABASE_URL: url(
+    /^postgres(ql)?:$/,
+    'postgres://db:5432/rules',
+    undefined,
+    ' (special characters of the user and password percent-encoded; a socket directory as postgresql:///rules?host=/run/postgresql&user=me)',
+  ),
   RULES_DATA_DIR: text('./data'),
   RULES_LOG_LEVEL: optional(
     z

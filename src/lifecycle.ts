@@ -20,6 +20,7 @@ interface Opened {
 export class Lifecycle {
   readonly #opened: Opened[] = [];
   #signal: string | undefined;
+  #starting: string | undefined;
 
   /** The first stop signal received, if any. */
   get stopSignal(): string | undefined {
@@ -27,6 +28,11 @@ export class Lifecycle {
   }
 
   /** Records a stop signal; answers false when one was already recorded (the stop is under way). */
+  /** The step whose start is under way, or that failed: start-up failures name it. */
+  get stepInProgress(): string | undefined {
+    return this.#starting;
+  }
+
   requestStop(signal: string): boolean {
     if (this.#signal !== undefined) return false;
     this.#signal = signal;
@@ -38,7 +44,9 @@ export class Lifecycle {
    * that arrived meanwhile is acted on once it is done: StopRequested, with its result already registered for closing.
    */
   async open<T>(name: string, start: () => Promise<T> | T, close: (opened: T) => Promise<void> | void): Promise<T> {
+    this.#starting = name;
     const opened = await start();
+    this.#starting = undefined;
     this.#opened.push({ name, close: () => close(opened) });
     if (this.#signal !== undefined) throw new StopRequested(this.#signal);
     return opened;

@@ -75,7 +75,9 @@ export async function runService(signals: StopSignals): Promise<void> {
       logger.warn({ err: error }, 'a start-up step failed after the stop was requested; stopping');
       return stop(lifecycle, logger);
     }
-    process.stderr.write(`start-up failed: ${describeFailure(error)}\n`);
+    const step = lifecycle.stepInProgress === undefined ? '' : ` (opening ${lifecycle.stepInProgress})`;
+    process.stderr.write(`start-up failed${step}: ${describeFailure(error)}\n`);
+    logger.debug({ err: error }, 'start-up failure, in full');
     // What was opened is closed (the data directory unlocked, pending writes kept), within the same bound as a stop.
     setTimeout(
       () => fatal(logger, new Error('closing timed out'), 'closing after a failed start-up took too long'),
@@ -178,7 +180,7 @@ async function start(config: Config, logger: Logger, lifecycle: Lifecycle, parts
         // The message and code only: ioredis's error carries the failed command, whose arguments hold REDIS_URL's password.
         onError: (error) =>
           logger.warn(
-            { error: { name: error.name, message: error.message, code: (error as { code?: unknown }).code } },
+            { error: { message: describeError(error), code: (error as { code?: unknown }).code } },
             'Redis connection error; sessions answer UNAVAILABLE until it returns',
           ),
       }),
@@ -274,15 +276,26 @@ function fatal(logger: Logger, error: unknown, message: string): never {
   process.exit(1);
 }
 
-/** The error's stack and every cause below it, so a wrapped failure (a refused connection) is named, not hidden. */
+/** The error and every cause below it, a line each, so a wrapped failure (a refused connection) is named, not hidden. */
 function describeFailure(error: unknown): string {
   const lines: string[] = [];
   for (let current = error, depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
-    // Messages only: an operator needs what failed and why, not this program's call stack.
-    lines.push(current instanceof Error ? `${depth === 0 ? '' : 'caused by: '}${current.message}` : String(current));
+    // What failed and why, not this program's call stack (RULES_LOG_LEVEL=debug logs the whole error).
+    lines.push(`${depth === 0 ? '' : 'caused by: '}${current instanceof Error ? describeError(current) : String(current)}`);
     current = current instanceof Error ? current.cause : undefined;
   }
   return lines.join('\n');
+}
+
+/**
+ * One error in a line: its type unless a plain Error, and its message; for one without a message (Node's AggregateError
+ * when every address of a host refused), those of the errors inside it, else its code.
+ */
+export function describeError(error: Error): string {
+  const inner = error instanceof AggregateError ? error.errors.filter((item) => item instanceof Error).map((item) => item.message) : [];
+  const code = (error as { code?: unknown }).code;
+  const message = error.message !== '' ? error.message : inner.length > 0 ? inner.join('; ') : typeof code === 'string' ? code : '';
+  return error.name === 'Error' ? message : `${error.name}: ${message}`;
 }
 
 /** A failure before the service could report it itself (its logger not made yet). */

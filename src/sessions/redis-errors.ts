@@ -6,6 +6,9 @@ import { AppError } from '../errors.ts';
 const TRANSIENT_REPLY =
   /^(LOADING|BUSY|MASTERDOWN|READONLY|TRYAGAIN|CLUSTERDOWN|OOM|NOREPLICAS|MISCONF|NOAUTH|WRONGPASS|NOPERM)\b|^ERR max number of clients reached/;
 
+/** What a session call answers while Redis cannot serve it. */
+export const SESSION_STORE_UNAVAILABLE = 'Session store (Redis) is unavailable; try again later.';
+
 export function toSessionStoreError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   const name = error instanceof Error ? error.name : '';
@@ -13,5 +16,5 @@ export function toSessionStoreError(error: unknown): AppError {
   if (name === 'ReplyError' && !TRANSIENT_REPLY.test(message)) {
     return new AppError('INTERNAL_ERROR', 'Session store command failed.', { cause: error });
   }
-  return new AppError('UNAVAILABLE', 'Session store (Redis) is unavailable; try again later.', { cause: error });
+  return new AppError('UNAVAILABLE', SESSION_STORE_UNAVAILABLE, { cause: error });
 }

@@ -8,7 +8,7 @@ import { contributionRecord, parseContributionRecord } from './contribution-reco
 import { aggregatesJson, firedChange } from './fired-change.ts';
 import { legacySessionKeys, SESSION_LOG_LENGTH, sessionKeys } from './keys.ts';
 import { LUA_SCRIPTS, type LuaScriptName } from './lua-scripts.ts';
-import { toSessionStoreError } from './redis-errors.ts';
+import { SESSION_STORE_UNAVAILABLE, toSessionStoreError } from './redis-errors.ts';
 import { checkAddFact, checkId, checkRetractFact, checkTime, checkTtl, sessionExists, sessionFull } from './session-limits.ts';
 import type {
   AccumulatorSpec,
@@ -126,6 +126,7 @@ export function sessionRedisOptions(connectTimeoutMs: number, commandTimeoutMs =
 export async function openRedisSessionStore(options: RedisSessionStoreOptions): Promise<RedisSessionStore> {
   const timeout = options.connectTimeoutMs ?? 2000;
   const client = new Redis(options.url, sessionRedisOptions(timeout, options.commandTimeoutMs));
+  const selection = watchDatabaseSelection(client);
   client.on('error', (error: Error) => options.onError?.(error));
   const ready = await new Promise<boolean>((resolve) => {
     const timer = setTimeout(() => resolve(false), timeout);
@@ -134,23 +135,41 @@ export async function openRedisSessionStore(options: RedisSessionStoreOptions): 
       resolve(true);
     });
   });
-  const database = client.options.db ?? 0;
-  // ioredis reports ready even when its SELECT was refused, and then works in database 0: another one's keys.
-  if (ready && database !== 0) {
-    try {
-      await client.select(database);
-    } catch (error) {
-      client.disconnect();
-      throw new Error(`REDIS_URL names database ${database}, which this Redis server refuses: ${(error as Error).message}`);
-    }
+  const refused = selection();
+  if (ready && refused !== undefined) {
+    client.disconnect();
+    throw new Error(refused);
   }
-  return new RedisSessionStore(client, options.keyPrefix ?? '', options.cacheFacts === undefined ? {} : { cacheFacts: options.cacheFacts });
+  return new RedisSessionStore(client, options.keyPrefix ?? '', {
+    databaseRefused: selection,
+    ...(options.cacheFacts === undefined ? {} : { cacheFacts: options.cacheFacts }),
+  });
+}
+
+/**
+ * Whether the server refused the database REDIS_URL names on the current connection (a message saying so), else
+ * undefined. ioredis reports such a connection ready anyway and works in database 0, another one's keys; it says so only
+ * by an error event for its SELECT, which comes before `ready`. Watched from before the first connection.
+ */
+export function watchDatabaseSelection(client: Redis): () => string | undefined {
+  let refused: string | undefined;
+  client.on('connect', () => {
+    refused = undefined;
+  });
+  client.on('error', (error: Error) => {
+    if ((error as { command?: { name?: unknown } }).command?.name === 'select') {
+      refused = `REDIS_URL names database ${client.options.db ?? 0}, which this Redis server refuses: ${error.message}`;
+    }
+  });
+  return () => refused;
 }
 
 export class RedisSessionStore implements SessionStore {
   readonly #client: Redis;
   readonly #prefix: string;
   readonly #cacheFacts: number;
+  /** Why every call fails UNAVAILABLE: the server refused REDIS_URL's database on this connection (see watchDatabaseSelection). */
+  readonly #databaseRefused: () => string | undefined;
   /** Cached sessions, least recently used first. */
   readonly #cache = new Map<string, CachedSession>();
   /** Facts in the cache, plus one per cached session. */
@@ -175,8 +194,13 @@ export class RedisSessionStore implements SessionStore {
   #readsLetGo = 0;
 
   /** Takes ownership of the client: close() quits it. */
-  constructor(client: Redis, keyPrefix: string, options: { readonly cacheFacts?: number } = {}) {
+  constructor(
+    client: Redis,
+    keyPrefix: string,
+    options: { readonly cacheFacts?: number; readonly databaseRefused?: () => string | undefined } = {},
+  ) {
     this.#client = client;
+    this.#databaseRefused = options.databaseRefused ?? (() => undefined);
     this.#prefix = keyPrefix;
     this.#cacheFacts = options.cacheFacts ?? DEFAULT_CACHE_FACTS;
     for (const [name, lua] of Object.entries(LUA_SCRIPTS)) {
@@ -325,6 +349,7 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async ping(): Promise<boolean> {
+    if (this.#databaseRefused() !== undefined) return false;
     try {
       return (await this.#client.ping()) === 'PONG';
     } catch {
@@ -604,6 +629,8 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async #guard<T>(operation: () => Promise<T>): Promise<T> {
+    // Never a command in database 0 when the server refused the one REDIS_URL names.
+    if (this.#databaseRefused() !== undefined) throw new AppError('UNAVAILABLE', SESSION_STORE_UNAVAILABLE);
     try {
       return await operation();
     } catch (error) {

@@ -344,7 +344,7 @@ describe('Redis settings that cannot work', () => {
     const [code] = await once(child, 'exit');
     await dataDir.remove();
     expect(code).toBe(1);
-    expect(output).toContain('REDIS_URL names database 99, which this Redis server refuses');
+    expect(output).toContain('start-up failed (opening the session store): REDIS_URL names database 99, which this Redis server refuses');
     expect(output).not.toMatch(/^\s+at /m);
   });
 });

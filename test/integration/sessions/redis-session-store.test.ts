@@ -10,6 +10,7 @@ import {
   RedisSessionStore,
   sessionRedisOptions,
   WRITES_PER_GROUP,
+  watchDatabaseSelection,
 } from '../../../src/sessions/redis-session-store.ts';
 import { registerSessionCacheMetrics } from '../../../src/sessions/session-cache-metrics.ts';
 import type { SessionStore } from '../../../src/sessions/session-store.ts';
@@ -788,6 +789,33 @@ describe('Redis session store against the in-process store', () => {
       expect(stats.reads).toBeGreaterThan(stats.readsLetGo);
     } finally {
       await crowded.close();
+    }
+  });
+});
+
+describe('a connection on which the server refused the database REDIS_URL names', () => {
+  it('answers every call UNAVAILABLE and fails its ping, writing nothing in database 0 instead', async () => {
+    const ownPrefix = `test:${randomUUID()}:`;
+    const target = new URL(url);
+    target.pathname = '/99';
+    // As after a reconnect: ioredis reports the connection ready although its SELECT was refused.
+    const client = new Redis(target.toString(), { ...sessionRedisOptions(2_000), lazyConnect: true });
+    client.on('error', () => undefined);
+    const refused = watchDatabaseSelection(client);
+    await client.connect();
+    const store = new RedisSessionStore(client, ownPrefix, { databaseRefused: refused });
+    const admin = new Redis(url);
+    try {
+      expect(refused()).toMatch(/^REDIS_URL names database 99, which this Redis server refuses: ERR DB index is out of range/);
+      await expect(store.create({ id: 's-1', rulesetId: 'r', ttlSeconds: 60, now: Date.now() })).rejects.toMatchObject({
+        code: 'UNAVAILABLE',
+      });
+      expect(await store.ping()).toBe(false);
+      expect(await keysMatching(admin, `${ownPrefix}*`)).toEqual([]);
+    } finally {
+      await removeAll(admin, `${ownPrefix}*`);
+      admin.disconnect();
+      client.disconnect();
     }
   });
 });

@@ -185,6 +185,11 @@ describe('loadConfig', () => {
     // A database that is not a number made ioredis select NaN, and the process fail after start-up.
     ['REDIS_URL', 'redis://127.0.0.1:6379/abc', 'REDIS_URL: must name its database by number, if at all'],
     ['HOST', '999.1.1.1', 'HOST: must be a host name or an IP address'],
+    [
+      'DATABASE_URL',
+      'postgresql://postgres@/test?host=/run/postgresql',
+      'a socket directory as postgresql:///rules?host=/run/postgresql&user=me',
+    ],
     ['HOST', '-', 'HOST: must be a host name or an IP address'],
     ['HOST', ':::', 'HOST: must be a host name or an IP address'],
     ['RULES_SHUTDOWN_TIMEOUT', '1ms', 'RULES_SHUTDOWN_TIMEOUT: must be at least 1000 ms'],
@@ -217,6 +222,13 @@ describe('loadConfig', () => {
   ])('refuses one topic for two roles: %o', (env, expected) => {
     expect(configError(env)).toContain(expected);
   });
+
+  it.each(['localhost', 'rules_api', 'my-host.example.com.', '0.0.0.0', '::', '::ffff:127.0.0.1', 'fe80::1%eth0'])(
+    'accepts HOST=%s, a name or address the server can bind',
+    (host) => {
+      expect(loadConfig({ HOST: host }).http.host).toBe(host);
+    },
+  );
 
   it('accepts a PostgreSQL URL naming a socket directory instead of a host, or leaving the host to PGHOST', () => {
     const url = 'postgresql:///rules?host=/var/run/postgresql';
