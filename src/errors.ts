@@ -85,3 +85,16 @@ export function isRetryable(error: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * One error in a line: its type unless a plain Error or ours, and its message; for one without a message (Node's
+ * AggregateError when every address of a host refused), those of the errors inside it, else its code.
+ */
+export function describeError(error: Error): string {
+  const inner = error instanceof AggregateError ? error.errors.filter((item) => item instanceof Error).map((item) => item.message) : [];
+  const code = (error as { code?: unknown }).code;
+  const message = error.message !== '' ? error.message : inner.length > 0 ? inner.join('; ') : typeof code === 'string' ? code : '';
+  // A type such as TypeError says something; a plain Error, ours, or pg's (named `error`) would not.
+  const named = /^[A-Z]\w*Error$/.test(error.name) && error.name !== 'Error' && !(error instanceof AppError);
+  return named ? `${error.name}: ${message}` : message;
+}

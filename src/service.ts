@@ -3,6 +3,7 @@
 import packageJson from '../package.json' with { type: 'json' };
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { EngineMetrics } from './engine/index.ts';
+import { describeError } from './errors.ts';
 import { Evaluator } from './evaluation/evaluator.ts';
 import { startExecutionRetention } from './evaluation/execution-retention.ts';
 import { RuleCatalog } from './evaluation/rule-catalog.ts';
@@ -285,17 +286,6 @@ function describeFailure(error: unknown): string {
     current = current instanceof Error ? current.cause : undefined;
   }
   return lines.join('\n');
-}
-
-/**
- * One error in a line: its type unless a plain Error, and its message; for one without a message (Node's AggregateError
- * when every address of a host refused), those of the errors inside it, else its code.
- */
-export function describeError(error: Error): string {
-  const inner = error instanceof AggregateError ? error.errors.filter((item) => item instanceof Error).map((item) => item.message) : [];
-  const code = (error as { code?: unknown }).code;
-  const message = error.message !== '' ? error.message : inner.length > 0 ? inner.join('; ') : typeof code === 'string' ? code : '';
-  return error.name === 'Error' ? message : `${error.name}: ${message}`;
 }
 
 /** A failure before the service could report it itself (its logger not made yet). */

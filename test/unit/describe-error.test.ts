@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeError } from '../../src/service.ts';
+import { AppError, describeError } from '../../src/errors.ts';
 
 describe('describeError', () => {
   it('says what an error without a message held: the refusals inside an AggregateError, else its code', () => {
@@ -16,5 +16,8 @@ describe('describeError', () => {
       "TypeError: Cannot read properties of undefined (reading 'x')",
     );
     expect(describeError(new Error('the database is unavailable'))).toBe('the database is unavailable');
+    // Ours says what went wrong already; its class name would tell an operator nothing.
+    expect(describeError(new AppError('UNAVAILABLE', 'the database is unavailable'))).toBe('the database is unavailable');
+    expect(describeError(Object.assign(new Error('database "x" does not exist'), { name: 'error' }))).toBe('database "x" does not exist');
   });
 });
