@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import type { FastifyInstance } from 'fastify';
 import type { Admin, Kafka } from 'kafkajs';
+import protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultMessage } from '../../../src/contracts/kafka-messages.ts';
 import {
@@ -51,6 +52,20 @@ const jsonSchema = {
   required: ['facts'],
 };
 
+/**
+ * The same facts in Protobuf: an enum declared before the first message (message indexes count messages only), field
+ * names as declared, and a well-known type imported without a reference, as Confluent's serializers register them.
+ */
+const protobufPackage = `rules.test.p${randomUUID().replaceAll('-', '')}`;
+const protobufSchema = `syntax = "proto3";
+package ${protobufPackage};
+import "google/protobuf/timestamp.proto";
+enum Channel { CHANNEL_UNKNOWN = 0; WEB = 1; }
+message FactMessage { Payment facts = 1; optional string domain = 2; }
+message Payment {
+  double amount = 1; string country = 2; optional string tier = 3; google.protobuf.Timestamp seen_at = 4; Channel sales_channel = 5;
+}`;
+
 const FACTS = [
   { facts: { amount: 2_500, country: 'FR', tier: 'gold' }, domain: 'payments' },
   { facts: { amount: 10, country: 'US', tier: null }, domain: 'payments' },
@@ -71,7 +86,8 @@ describe('Kafka pipeline: schema registry', () => {
   let received: Received[];
   let avroId: number;
   let jsonId: number;
-  const expected = FACTS.length * 3 + 2;
+  let protobufId: number;
+  const expected = FACTS.length * 4 + 2;
 
   beforeAll(async () => {
     kafka = testKafka();
@@ -105,8 +121,37 @@ describe('Kafka pipeline: schema registry', () => {
       await registry.register({ type: SchemaType.JSON, schema: JSON.stringify(jsonSchema) }, { subject: `${topics.facts}-json-value` })
     ).id;
 
+    // Registered over the registry's REST API: the client's own compiler cannot read a file that starts with an enum.
+    const registered = await fetch(`${registryUrl}/subjects/${topics.facts}-proto-value/versions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
+      body: JSON.stringify({ schemaType: 'PROTOBUF', schema: protobufSchema }),
+    });
+    expect(registered.status).toBe(200);
+    protobufId = ((await registered.json()) as { id: number }).id;
+    const root = new protobuf.Root();
+    protobuf.parse(protobufSchema, root, { keepCase: true });
+    root.addJSON(protobuf.common.get('google/protobuf/timestamp.proto')!.nested!);
+    const protobufType = root.lookupType(`${protobufPackage}.FactMessage`);
+    // Confluent's framing: magic byte, schema id, message indexes (a single 0: the first message), then the message.
+    const protobufValue = (fact: (typeof FACTS)[number]) => {
+      const header = Buffer.from([0, 0, 0, 0, 0, 0]);
+      header.writeInt32BE(protobufId, 1);
+      const message = {
+        facts: {
+          ...fact.facts,
+          tier: fact.facts.tier ?? undefined,
+          seen_at: { seconds: 1_764_115_200, nanos: 5_000_000 },
+          sales_channel: 'WEB',
+        },
+        domain: fact.domain ?? undefined,
+      };
+      return Buffer.concat([header, protobufType.encode(protobufType.fromObject(message)).finish()]);
+    };
+
     const messages = [];
     for (const [index, fact] of FACTS.entries()) {
+      messages.push({ key: `k-${index}`, value: protobufValue(fact), headers: { case: `protobuf-${index}` } });
       messages.push({
         key: `k-${index}`,
         value: await registry.encode(avroId, { ...fact, session_id: null }),
@@ -150,6 +195,26 @@ describe('Kafka pipeline: schema registry', () => {
       expect(avro.domain).toBe(fact.domain);
     }
     expect(parse<ResultMessage>(byCase('avro-0')!).actions).toEqual(['review', 'vip']);
+  });
+
+  it('evaluates a Protobuf fact like its JSON twin, with the names its file declares and well-known types as proto3 JSON', async () => {
+    for (const index of FACTS.keys()) {
+      const viaProtobuf = parse<ResultMessage>(byCase(`protobuf-${index}`)!);
+      const plain = parse<ResultMessage>(byCase(`json-${index}`)!);
+      expect(viaProtobuf.fired_rules).toEqual(plain.fired_rules);
+      expect(viaProtobuf.domain).toBe(plain.domain);
+    }
+    const recorded = await service.app.inject({
+      method: 'GET',
+      url: `/api/v1/executions/${parse<ResultMessage>(byCase('protobuf-0')!).execution_id}`,
+    });
+    expect(recorded.json().facts).toEqual({
+      amount: 2_500,
+      country: 'FR',
+      tier: 'gold',
+      seen_at: '2025-11-26T00:00:00.005Z',
+      sales_channel: 'WEB',
+    });
   });
 
   it('decodes JSON Schema wire-format values too', () => {
