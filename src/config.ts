@@ -235,7 +235,7 @@ const url = (protocols: RegExp, example: string, path?: { test: RegExp; problem:
       }),
   );
 
-/** A host name (letters, digits, '-' labels), an IPv4 address or an IPv6 one (with a zone), as the server can bind it. */
+/** A host name (labels of letters, digits, '-' and '_'), an IPv4 or an IPv6 address (with a zone), as a server binds it. */
 function isHost(host: string): boolean {
   if (host.includes(':')) return isIP(host.split('%')[0] ?? '') === 6;
   if (/^[\d.]+$/.test(host)) return isIP(host) === 4;
