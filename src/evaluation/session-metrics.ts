@@ -19,8 +19,9 @@ interface Tracked {
 
 /**
  * working_memory_size: the sum of the last fact_count of every session this instance wrote to within `idleMs` (at most
- * `maxSessions` of them), as of each read; null before the first write or delete. node_memory.hit_rate: the share of session writes whose fired set
- * did not change (no activated, no deactivated rule), i.e. those a streaming consumer gets no message for.
+ * `maxSessions` of them), as of each read; null before the first write or delete. node_memory.hit_rate: the share of
+ * session writes whose fired set did not change (no activated, no deactivated rule), i.e. those a streaming consumer
+ * gets no message for.
  */
 export class SessionMemoryMetrics implements SessionWriteObserver {
   readonly #metrics: SessionMemoryMetricsOptions['metrics'];
