@@ -31,7 +31,8 @@ export const conditionDslField = z
 
 /**
  * A condition DSL tree to validate: any JSON value, since telling what is wrong with it is the point. Shown as such in the
- * OpenAPI document, where ConditionNode would refuse the very trees /validate answers `valid: false` for.
+ * OpenAPI document, where ConditionNode would refuse the very trees /validate answers `valid: false` for. A schema of its
+ * own, not `conditionDslField.describe(...)`: the document would still show that one as ConditionNode.
  */
 export const anyConditionDslField = z
   .custom<unknown>((value) => value !== undefined, { error: 'condition_dsl is required' })
