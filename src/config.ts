@@ -214,8 +214,8 @@ const duration = (fallback: string, maxMs = Number.MAX_SAFE_INTEGER, why = 'it s
     })
     .pipe(z.number());
 
-/** A URL of one of `protocols` (`example` shows one); `path` checks its path, if it has a meaning. One message at most. */
-const url = (protocols: RegExp, example: string, path?: { test: RegExp; problem: string }, hint?: string) =>
+/** A URL of one of `protocols` (`example` shows one); `parts` checks what its path or query mean, if anything. One message at most. */
+const url = (protocols: RegExp, example: string, parts?: { test: (url: URL) => boolean; problem: string }, hint?: string) =>
   optional(
     z
       .string()
@@ -228,8 +228,8 @@ const url = (protocols: RegExp, example: string, path?: { test: RegExp; problem:
             : // An empty host (a template's unset variable) would make the client fall back to localhost without a word.
               !hasHost(new URL(value))
               ? `must name a host, e.g. ${example}`
-              : path !== undefined && !path.test.test(new URL(value).pathname)
-                ? path.problem
+              : parts !== undefined && !parts.test(new URL(value))
+                ? parts.problem
                 : undefined;
         if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
       }),
@@ -252,10 +252,11 @@ function hasHost(parsed: URL): boolean {
  * A PostgreSQL URL names its server by host, by a `host=` parameter (a socket directory: postgresql:///db?host=/run/pg)
  * or, with neither, through PGHOST as libpq and pg read it; without any of them pg would try localhost unasked.
  */
-function databaseHostProblem(databaseUrl: string | undefined, pgHost: string | undefined): string | undefined {
+function databaseHostProblem(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const databaseUrl = valid(env, 'DATABASE_URL');
   if (databaseUrl === undefined) return undefined;
   const parsed = new URL(databaseUrl);
-  if (parsed.hostname !== '' || (parsed.searchParams.get('host') ?? '') !== '' || (pgHost ?? '').trim() !== '') return undefined;
+  if (parsed.hostname !== '' || (parsed.searchParams.get('host') ?? '') !== '' || (env.PGHOST ?? '').trim() !== '') return undefined;
   return 'DATABASE_URL: must name a host, e.g. postgres://db:5432/rules (or a socket directory with ?host=, or set PGHOST)';
 }
 
@@ -344,9 +345,10 @@ const envSchema = z.object({
   KAFKA_PARTITIONS: integer(1, 10_000, 3),
   KAFKA_MAX_RESULT_BYTES: integer(1_000, 100_000_000, 1_000_000),
   SCHEMA_REGISTRY_URL: url(/^https?:$/, 'http://registry:8080/apis/ccompat/v7'),
-  // The path names the database by number; anything else made ioredis select NaN and the process fail later.
+  // The path (or ioredis's `db` parameter) names the database by number; anything else made ioredis select NaN and the
+  // process fail later.
   REDIS_URL: url(/^rediss?:$/, 'redis://cache:6379', {
-    test: /^(\/(\d{1,9})?)?$/,
+    test: (parsed) => /^(\/(\d{1,9})?)?$/.test(parsed.pathname) && parsed.searchParams.getAll('db').every((db) => /^\d{1,9}$/.test(db)),
     problem: 'must name its database by number, if at all, e.g. redis://cache:6379/0',
   }),
   // Below 100 ms a Redis on the same host under load would be taken for an absent one.
@@ -364,19 +366,19 @@ export const CONFIG_VARIABLES = Object.keys(envSchema.shape) as readonly (keyof 
 /** Parses the environment once. Pure: reads only `env`; throws ConfigError naming every bad variable. */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): Config {
   const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => {
-      const variable = String(issue.path[0] ?? 'environment');
-      const got = env[variable];
-      // Secrets are never echoed back: only non-secret variables show the value that was rejected.
-      const shown = got === undefined || /KEY|URL/.test(variable) ? '' : ` (got "${got}")`;
-      return `${variable}: ${issue.message}${shown}`;
-    });
-    throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
-  }
+  const lines = parsed.success
+    ? []
+    : parsed.error.issues.map((issue) => {
+        const variable = String(issue.path[0] ?? 'environment');
+        const got = env[variable];
+        // Secrets are never echoed back: only non-secret variables show the value that was rejected.
+        const shown = got === undefined || /KEY|URL/.test(variable) ? '' : ` (got "${got}")`;
+        return `${variable}: ${issue.message}${shown}`;
+      });
+  // Checks across variables, over those that are valid on their own: a bad PORT does not hide a topic clash.
+  lines.push(...topicClashes(env), ...[databaseHostProblem(env)].filter((problem) => problem !== undefined));
+  if (lines.length > 0 || !parsed.success) throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   const e = parsed.data;
-  const problems = [topicClash(e), databaseHostProblem(e.DATABASE_URL, env.PGHOST)].filter((problem) => problem !== undefined);
-  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   return deepFreeze({
     http: {
       port: e.PORT,
@@ -414,22 +416,31 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   });
 }
 
+/** A variable's value as loadConfig reads it, or undefined when the variable is bad on its own (already reported). */
+function valid(
+  env: Readonly<Record<string, string | undefined>>,
+  variable: 'KAFKA_FACTS_TOPIC' | 'KAFKA_RESULTS_TOPIC' | 'KAFKA_DLQ_TOPIC' | 'DATABASE_URL',
+): string | undefined {
+  const parsed = envSchema.shape[variable].safeParse(env[variable]);
+  return parsed.success ? parsed.data : undefined;
+}
+
 /**
  * Two roles on one topic loop or mix messages: a dead letter on the facts topic is read back and dead-lettered again
  * without end, results on it are evaluated as facts, and the rule changelog is compacted.
  */
-function topicClash(e: { KAFKA_FACTS_TOPIC: string; KAFKA_RESULTS_TOPIC: string; KAFKA_DLQ_TOPIC: string }): string | undefined {
-  const roles: [string, string][] = [
-    ['KAFKA_FACTS_TOPIC', e.KAFKA_FACTS_TOPIC],
-    ['KAFKA_RESULTS_TOPIC', e.KAFKA_RESULTS_TOPIC],
-    ['KAFKA_DLQ_TOPIC', e.KAFKA_DLQ_TOPIC],
-  ];
+function topicClashes(env: Readonly<Record<string, string | undefined>>): string[] {
+  const roles = (['KAFKA_FACTS_TOPIC', 'KAFKA_RESULTS_TOPIC', 'KAFKA_DLQ_TOPIC'] as const).map(
+    (variable) => [variable, valid(env, variable)] as const,
+  );
+  const problems: string[] = [];
   for (const [i, [variable, name]] of roles.entries()) {
-    if (name === CHANGELOG_TOPIC) return `${variable}: must not be "${CHANGELOG_TOPIC}", the topic rule changes travel on`;
+    if (name === undefined) continue;
     const earlier = roles.slice(0, i).find(([, other]) => other === name);
-    if (earlier !== undefined) return `${variable}: must differ from ${earlier[0]} (both "${name}")`;
+    if (name === CHANGELOG_TOPIC) problems.push(`${variable}: must not be "${CHANGELOG_TOPIC}", the topic rule changes travel on`);
+    else if (earlier !== undefined) problems.push(`${variable}: must differ from ${earlier[0]} (both "${name}")`);
   }
-  return undefined;
+  return problems;
 }
 
 function deepFreeze<T>(value: T): T {

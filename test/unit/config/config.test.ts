@@ -184,6 +184,9 @@ describe('loadConfig', () => {
     ['SCHEMA_REGISTRY_URL', 'ftp://registry', 'SCHEMA_REGISTRY_URL: must be a URL of the form http://registry:8080'],
     // A database that is not a number made ioredis select NaN, and the process fail after start-up.
     ['REDIS_URL', 'redis://127.0.0.1:6379/abc', 'REDIS_URL: must name its database by number, if at all'],
+    // ioredis reads the database from a `db` parameter too: `?db=abc` crashed the process after start-up.
+    ['REDIS_URL', 'redis://127.0.0.1:6379?db=abc', 'REDIS_URL: must name its database by number, if at all'],
+    ['REDIS_URL', 'redis://127.0.0.1:6379/1?db=x5', 'REDIS_URL: must name its database by number, if at all'],
     ['HOST', '999.1.1.1', 'HOST: must be a host name or an IP address'],
     [
       'DATABASE_URL',
@@ -234,6 +237,28 @@ describe('loadConfig', () => {
     const url = 'postgresql:///rules?host=/var/run/postgresql';
     expect(loadConfig({ DATABASE_URL: url }).storage.databaseUrl).toBe(url);
     expect(loadConfig({ DATABASE_URL: 'postgres:///rules', PGHOST: '/run/postgresql' }).storage.databaseUrl).toBe('postgres:///rules');
+  });
+
+  it('accepts a Redis database given as a number in the path or the db parameter', () => {
+    expect(loadConfig({ REDIS_URL: 'redis://cache:6379?db=2' }).redis.url).toBe('redis://cache:6379?db=2');
+    expect(loadConfig({ REDIS_URL: 'redis://cache:6379/3' }).redis.url).toBe('redis://cache:6379/3');
+  });
+
+  it('names a clash between variables beside a variable that is bad on its own, and every clash', () => {
+    const lines = configError({
+      PORT: 'eighty',
+      KAFKA_FACTS_TOPIC: 'rules.changelog',
+      KAFKA_RESULTS_TOPIC: 'out',
+      KAFKA_DLQ_TOPIC: 'out',
+      DATABASE_URL: 'postgresql:///rules',
+    }).split('\n');
+    expect(lines).toEqual([
+      'Invalid configuration:',
+      '  PORT: must be a whole number (got "eighty")',
+      '  KAFKA_FACTS_TOPIC: must not be "rules.changelog", the topic rule changes travel on',
+      '  KAFKA_DLQ_TOPIC: must differ from KAFKA_RESULTS_TOPIC (both "out")',
+      '  DATABASE_URL: must name a host, e.g. postgres://db:5432/rules (or a socket directory with ?host=, or set PGHOST)',
+    ]);
   });
 
   it('names every bad variable at once', () => {
