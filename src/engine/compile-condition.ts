@@ -4,6 +4,7 @@ import { AppError } from '../errors.ts';
 import { type Accumulator, type AggregateValues, aggregateValue, contributionOf, findAccumulateNodes } from './accumulators.ts';
 import { compileGetter, type FieldGetter } from './field-path.ts';
 import { type OperatorOptions, valueTest } from './operators.ts';
+import { compileRegex } from './regex-safety.ts';
 import { validateCondition } from './validate-condition.ts';
 
 /** A compiled condition over a fact root the caller has already checked with isFactObject. */
@@ -28,7 +29,7 @@ export class CompileContext {
   readonly operators: OperatorOptions;
   readonly #getters = new Map<string, FieldGetter>();
   readonly #leaves = new Map<string, Predicate>();
-  readonly #regexes = new Map<string, RegExp>();
+  readonly #regexes = new Map<string, (text: string) => boolean>();
   readonly #accumulators = new Map<AccumulateNode, Accumulator>();
   #anonymous = 0;
   /**
@@ -41,10 +42,10 @@ export class CompileContext {
     this.operators = { regexMaxInputLength, regex: (pattern) => this.regex(pattern) };
   }
 
-  regex(pattern: string): RegExp {
+  regex(pattern: string): (text: string) => boolean {
     let compiled = this.#regexes.get(pattern);
     if (compiled === undefined) {
-      compiled = new RegExp(pattern);
+      compiled = compileRegex(pattern);
       this.#regexes.set(pattern, compiled);
     }
     return compiled;

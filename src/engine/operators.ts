@@ -7,8 +7,8 @@ export type ValueTest = (actual: unknown) => boolean;
 export interface OperatorOptions {
   /** Strings longer than this never match a regex (bounds the work per fact). */
   regexMaxInputLength: number;
-  /** Compiles a validated pattern once; the engine passes a cache. */
-  regex: (pattern: string) => RegExp;
+  /** Compiles a validated pattern once into its search (see compileRegex); the engine passes a cache. */
+  regex: (pattern: string) => (text: string) => boolean;
 }
 
 /** A JSON scalar: the only fact values `in`/`not_in` compare. Objects, arrays and non-JSON values are not scalars. */
@@ -91,9 +91,9 @@ export function valueTest(op: CanonicalOperator, value: ConditionValue, options:
       return (actual) => typeof actual === 'string' && actual.endsWith(suffix);
     }
     case 'regex': {
-      const pattern = options.regex(value as string);
+      const search = options.regex(value as string);
       const maxLength = options.regexMaxInputLength;
-      return (actual) => typeof actual === 'string' && actual.length <= maxLength && pattern.test(actual);
+      return (actual) => typeof actual === 'string' && actual.length <= maxLength && search(actual);
     }
   }
 }

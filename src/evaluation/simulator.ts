@@ -37,6 +37,12 @@ export function simulate(catalog: { readonly engine: RuleEngine }, input: Simula
   return { ...engine.evaluate(input.facts, scope), revision: null };
 }
 
+/**
+ * Most characters the regex patterns of one request's inline rules may hold in all: they run on the event loop, and a
+ * regex search on a long text costs time in proportion to its pattern (docs/dsl.md).
+ */
+export const MAX_INLINE_PATTERN_CHARACTERS = 10_000;
+
 /** Numbers the rules 1..n in input order; every DSL problem of every rule is reported at once, as DSL_ERROR. */
 export function inlineRules(rules: readonly SimulatedRule[]): RuleInput[] {
   const issues: ValidationIssue[] = [];
@@ -45,6 +51,13 @@ export function inlineRules(rules: readonly SimulatedRule[]): RuleInput[] {
     if (!result.valid) issues.push(...relocateIssues(result.errors, `rules[${index}].condition_dsl`));
   });
   if (issues.length > 0) throw new AppError('DSL_ERROR', describeDslIssues(issues));
+  const patterns = rules.reduce((sum, rule) => sum + patternCharacters(rule.condition_dsl), 0);
+  if (patterns > MAX_INLINE_PATTERN_CHARACTERS) {
+    throw new AppError(
+      'VALIDATION_ERROR',
+      `The rules' regex patterns hold ${patterns.toLocaleString('en-US')} characters in all; one simulate request may carry at most ${MAX_INLINE_PATTERN_CHARACTERS.toLocaleString('en-US')}.`,
+    );
+  }
   return rules.map((rule, index) => ({
     id: index + 1,
     name: rule.name,
@@ -53,4 +66,13 @@ export function inlineRules(rules: readonly SimulatedRule[]): RuleInput[] {
     ...(rule.priority === undefined ? {} : { priority: rule.priority }),
     ...(rule.domain === undefined ? {} : { domain: rule.domain }),
   }));
+}
+
+/** Characters of every regex pattern in a validated condition. */
+function patternCharacters(node: unknown): number {
+  if (typeof node !== 'object' || node === null) return 0;
+  const fields = node as Record<string, unknown>;
+  let total = fields.op === 'regex' && typeof fields.value === 'string' ? [...fields.value].length : 0;
+  for (const child of Object.values(fields)) total += patternCharacters(child);
+  return total;
 }

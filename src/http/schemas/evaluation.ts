@@ -93,7 +93,9 @@ export const simulateBody = z
       .min(1)
       .max(MAX_INLINE_RULES)
       .optional()
-      .describe('Rules to simulate, given ids 1..n in input order; the stored rules when absent.'),
+      .describe(
+        'Rules to simulate, given ids 1..n in input order; the stored rules when absent. Their regex patterns may hold at most 10,000 characters in all.',
+      ),
     facts: factsSchema,
     domain: domainField.optional(),
   })

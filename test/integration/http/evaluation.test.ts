@@ -194,6 +194,27 @@ describe.each(STORE_KINDS)('evaluation over HTTP (%s)', (kind) => {
     expect(await countExecutions(t)).toBe(executions);
   });
 
+  it('refuses inline rules whose regex patterns hold more than 10,000 characters in all, before running any', async () => {
+    // Each pattern is within the 1,000-character limit of one rule; together they pass the request's.
+    const pattern = `(${Array.from({ length: 110 }, (_, i) => `p${String(i).padStart(6, '0')}`).join('|')})x`;
+    expect(pattern.length).toBeLessThanOrEqual(1_000);
+    const regexRule = (i: number) => ruleDraft(`r${i}`, { condition_dsl: { type: 'condition', field: 's', op: 'regex', value: pattern } });
+    const fits = Math.floor(10_000 / pattern.length);
+    const facts = { s: 'p000001x' };
+    const allowed = await json(t.app, 'POST', '/api/v1/simulate', { rules: Array.from({ length: fits }, (_, i) => regexRule(i)), facts });
+    expect(allowed.statusCode).toBe(200);
+    expect(allowed.json().fired_rules).toHaveLength(fits);
+    const refused = await json(t.app, 'POST', '/api/v1/simulate', {
+      rules: Array.from({ length: fits + 1 }, (_, i) => regexRule(i)),
+      facts,
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json()).toEqual({
+      error_code: 'VALIDATION_ERROR',
+      detail: expect.stringMatching(/regex patterns hold [\d,]+ characters in all; one simulate request may carry at most 10,000/),
+    });
+  });
+
   it('simulates against the stored rules when no rules are given, recording no execution', async () => {
     await t.store.executions.flush();
     const before = await countExecutions(t);

@@ -206,6 +206,17 @@ describe('validateCondition reports', () => {
     expect(validateCondition(leaf('name', 'regex', '^\\d{10,16}\\d{0,4}$')).valid).toBe(true);
   });
 
+  it('a regex longer than 1,000 characters, in a new rule only', () => {
+    const pattern = `^(${Array.from({ length: 200 }, (_, i) => `c${String(i).padStart(3, '0')}`).join('|')})$`;
+    expect(pattern.length).toBeGreaterThan(1_000);
+    expect(validateCondition(leaf('name', 'regex', pattern)).errors).toEqual([
+      { path: 'root.value', message: expect.stringContaining('must be at most 1,000 characters') },
+    ]);
+    expect(validateCondition(leaf('name', 'regex', pattern), { stored: true }).valid).toBe(true);
+    // Characters, not UTF-16 units: 1,000 emoji are 2,000 units and still fit.
+    expect(validateCondition(leaf('name', 'regex', '😀'.repeat(1_000))).valid).toBe(true);
+  });
+
   it('exotic inputs without throwing', () => {
     const throwing = {
       type: 'condition',

@@ -1,0 +1,50 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { compileRegex, LINEAR_SEARCH_FROM, repeatsWithoutBound } from '../../../src/engine/regex-safety.ts';
+
+describe('repeatsWithoutBound', () => {
+  it.each([
+    ['a*x', true],
+    ['\\w+@example\\.com', true],
+    ['^\\d{3,}$', true],
+    ['(ab)+', true],
+    ['fraud|scam', false],
+    ['\\d{4}-\\d{2}-\\d{2}', false],
+    ['x{1,16}', false],
+    ['a\\*b\\+', false],
+    ['[*+]x', false],
+    ['[\\]*]x', false],
+    ['[]*x', true],
+    ['\\\\*', true],
+    ['a{2,', false],
+    ['{3,}', true],
+  ])('%s: %s', (pattern, expected) => {
+    expect(repeatsWithoutBound(pattern)).toBe(expected);
+  });
+});
+
+describe('compileRegex', () => {
+  const patterns = ['a*x', '\\w+@example\\.com$', '^[a-z]+@[a-z]+\\.com$', '(foo|bar) baz', 'b+c', '[ab]*c{2,}'];
+  const texts = fc.oneof(
+    fc.string({ unit: fc.constantFrom('a', 'b', 'c', 'x', '@', '.', ' ', 'f', 'o'), maxLength: 40 }),
+    // Past LINEAR_SEARCH_FROM: the long texts the linear-time engine searches must match exactly as before.
+    fc
+      .tuple(fc.constantFrom('a', 'b', 'ab'), fc.string({ unit: fc.constantFrom('a', 'b', 'c', 'x', '@'), maxLength: 20 }))
+      .map(([run, tail]) => run.repeat(Math.ceil((LINEAR_SEARCH_FROM + 1) / run.length)) + tail),
+  );
+
+  it('finds what RegExp.prototype.test finds, on short and long texts', () => {
+    const searches = patterns.map((pattern) => [new RegExp(pattern), compileRegex(pattern)] as const);
+    fc.assert(
+      fc.property(texts, (text) => {
+        for (const [regex, search] of searches) expect(search(text), `${regex} on ${text.length} characters`).toBe(regex.test(text));
+      }),
+    );
+  });
+
+  it('still runs a stored pattern the linear-time engine cannot run, on a long text too', () => {
+    const search = compileRegex('(a+)\\1x');
+    expect(search(`${'a'.repeat(LINEAR_SEARCH_FROM + 10)}x`)).toBe(true);
+    expect(search('ax')).toBe(false);
+  });
+});
