@@ -5,6 +5,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { processExists } from './local-stack/process-exists.ts';
+import { endpointsFromEnv } from './local-stack/stack-environment.ts';
 
 export const ENDPOINTS_FILE = fileURLToPath(new URL('../.local-stack/endpoints.json', import.meta.url));
 /** Holds the pid of the `npm run dev` that runs in this checkout, from before its stack starts until it stops. */
@@ -72,8 +73,9 @@ const DEV_SCRIPT = 'start.ts';
 
 /** Brokers from KAFKA_BROKERS, else from the running dev stack; a clear error when there are none. */
 export async function devBrokers(env: Readonly<Record<string, string | undefined>>): Promise<string[]> {
-  const given = env.KAFKA_BROKERS?.trim();
-  if (given) return given.split(',').map((broker) => broker.trim());
+  // Checked as the stack checks it: a malformed value fails at once, not after kafkajs's retries.
+  const given = endpointsFromEnv(env, ['kafka']).kafka;
+  if (given !== undefined) return given.split(',');
   const endpoints = await readEndpoints();
   if (endpoints === undefined || endpoints.kafkaBrokers.length === 0) {
     throw new Error('no Kafka brokers: start the stack with `npm run dev` (in another terminal) or set KAFKA_BROKERS=host:port');

@@ -9,6 +9,7 @@ import { freePorts } from './local-stack/free-port.ts';
 import { type LocalStack, startLocalStack } from './local-stack/index.ts';
 import { redact } from './local-stack/stack-environment.ts';
 import { type SupervisedProcess, startSupervised } from './local-stack/supervised-process.ts';
+import { requestedPort, withoutEndpoints } from './service-env.ts';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const say = (line: string) => void process.stderr.write(`local stack: ${line}\n`);
@@ -17,6 +18,8 @@ async function main(): Promise<void> {
   printProcessWarnings();
   // One run per checkout: a second would take over .local-stack/endpoints.json and the first run's port.
   await claimDevRun();
+  // Before the stack: a bad PORT should not cost a Kafka start-up first.
+  const port = await servicePort(process.env.PORT);
   const stack = await startLocalStack();
   let service: SupervisedProcess | undefined;
   let stopping = false;
@@ -39,14 +42,19 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown(143));
   // A closed terminal: stop everything as for Ctrl-C rather than leave the service running without its stack.
   process.on('SIGHUP', () => void shutdown(129));
+  // npm does not pass a SIGTERM sent to `npm run dev` on: once npm is gone (this process re-parented), stop as for one.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) void shutdown(143);
+  }, 1_000).unref();
 
-  const port = await servicePort(process.env.PORT);
   const databaseUrl = await devDatabase(stack);
   const factsTopic = process.env.KAFKA_FACTS_TOPIC ?? 'rules.facts';
   const resultsTopic = process.env.KAFKA_RESULTS_TOPIC ?? 'rules.results';
   const serviceUrl = `http://127.0.0.1:${port}`;
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
+    // A service left out of LOCAL_STACK_SERVICES is left out of the service's environment too, even when exported.
+    ...withoutEndpoints(process.env),
     PORT: String(port),
     ...(stack.kafkaBrokers.length === 0 ? {} : { KAFKA_BROKERS: stack.kafkaBrokers.join(',') }),
     ...(stack.schemaRegistryUrl === undefined ? {} : { SCHEMA_REGISTRY_URL: stack.schemaRegistryUrl }),
@@ -103,10 +111,10 @@ function instructions(serviceUrl: string, factsTopic: string, resultsTopic: stri
 
 /** PORT when given (0 picks a free one); else 8080, or a free port when 8080 is taken (another engineer's service, say). */
 async function servicePort(given: string | undefined): Promise<number> {
+  const port = requestedPort(given);
   const [free] = await freePorts(1);
-  if (given !== undefined && given.trim() !== '' && Number(given) !== 0) return Number(given);
-  if (given !== undefined && given.trim() !== '') return free!;
-  return (await portIsFree(8080)) ? 8080 : free!;
+  if (port === undefined) return (await portIsFree(8080)) ? 8080 : free!;
+  return port === 0 ? free! : port;
 }
 
 async function portIsFree(port: number): Promise<boolean> {
