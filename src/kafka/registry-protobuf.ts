@@ -3,6 +3,7 @@
 import { createRequire } from 'node:module';
 import protobuf from 'protobufjs';
 import { toPlainJson } from './fact-codec.ts';
+import { float32Number } from './registry-avro.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -68,7 +69,10 @@ interface ProtoType {
 
 interface ProtoField {
   readonly name: string;
+  /** The scalar type's name (`float`, `int64`), or a message's or enum's; for a map, its values'. */
+  readonly type: string;
   readonly map?: boolean;
+  readonly keyType?: string;
   readonly repeated: boolean;
   readonly resolvedType: unknown;
 }
@@ -123,8 +127,9 @@ export function isProtobufSchema(schema: unknown): schema is ProtobufSchema {
 
 /**
  * Decodes the payload after the 5-byte header: the message indexes (a zigzag varint count, then that many indexes; a
- * single 0 means the first message), then the message, as plain JSON data: 64-bit integers as numbers, enums by name,
- * bytes in base64, fields left at their default omitted, well-known types as the proto3 JSON mapping writes them.
+ * single 0 means the first message), then the message, as plain JSON data: 64-bit integers as numbers (as map keys,
+ * their decimal text), floats as the shortest decimal of their 32 bits, enums by name, bytes in base64, fields left at
+ * their default omitted, well-known types as the proto3 JSON mapping writes them.
  */
 export function decodeProtobuf(schema: ProtobufSchema, payload: Buffer): unknown {
   const reader = { offset: 0 };
@@ -149,18 +154,37 @@ function messageToJson(type: ProtoType, object: Record<string, unknown>): unknow
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(object)) {
     const field = type.fieldsArray.find((candidate) => candidate.name === name);
-    const fieldType = field?.resolvedType;
-    if (field === undefined || !isMessageType(fieldType) || value === null || typeof value !== 'object') {
-      out[name] = value;
+    if (field === undefined || value === null || typeof value !== 'object') {
+      out[name] = field === undefined ? value : valueToJson(field, value);
     } else if (field.map === true) {
-      out[name] = Object.fromEntries(Object.entries(value).map(([key, item]) => [key, messageToJson(fieldType, item)]));
-    } else if (field.repeated) {
-      out[name] = (value as Record<string, unknown>[]).map((item) => messageToJson(fieldType, item));
+      out[name] = Object.fromEntries(Object.entries(value).map(([key, item]) => [mapKey(field, key), valueToJson(field, item)]));
+    } else if (field.repeated && Array.isArray(value)) {
+      out[name] = value.map((item: unknown) => valueToJson(field, item));
     } else {
-      out[name] = messageToJson(fieldType, value as Record<string, unknown>);
+      out[name] = valueToJson(field, value);
     }
   }
   return out;
+}
+
+/** One value of a field (an item of a repeated one, a map's value): a message as its JSON, a float at its own precision. */
+function valueToJson(field: ProtoField, value: unknown): unknown {
+  const fieldType = field.resolvedType;
+  if (isMessageType(fieldType) && value !== null && typeof value === 'object') {
+    return messageToJson(fieldType, value as Record<string, unknown>);
+  }
+  return field.type === 'float' && typeof value === 'number' ? float32Number(value) : value;
+}
+
+const LONG_KEY_TYPES = new Set(['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64']);
+
+/** A map key as proto3 JSON writes it; protobufjs keeps a 64-bit key as its 8-character hash, which is decoded here. */
+function mapKey(field: ProtoField, key: string): string {
+  if (!LONG_KEY_TYPES.has(field.keyType ?? '')) return key;
+  const { lo, hi } = protobuf.util.LongBits.fromHash(key);
+  const bits = (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
+  const unsigned = field.keyType === 'uint64' || field.keyType === 'fixed64';
+  return String(unsigned ? bits : BigInt.asIntN(64, bits));
 }
 
 /** Timestamp's range in the proto3 JSON mapping: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z. */
@@ -232,7 +256,7 @@ const WELL_KNOWN: Record<string, (object: Record<string, unknown>) => unknown> =
   '.google.protobuf.Value': structValue,
   '.google.protobuf.ListValue': (object) => ((object.values ?? []) as unknown[]).map(structValue),
   '.google.protobuf.DoubleValue': wrapped(0),
-  '.google.protobuf.FloatValue': wrapped(0),
+  '.google.protobuf.FloatValue': (object) => float32Number(numberOf(object.value)),
   '.google.protobuf.Int64Value': wrapped(0),
   '.google.protobuf.UInt64Value': wrapped(0),
   '.google.protobuf.Int32Value': wrapped(0),

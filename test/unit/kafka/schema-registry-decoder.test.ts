@@ -269,6 +269,38 @@ describe('decoding through a registry', () => {
     expect(await decoder.decode(framed(22, payload))).toEqual({ no_precision: raw, scale_over: raw, too_narrow: '\x7f' });
   });
 
+  it('dead-letters a corrupted Avro block count or a decimal over its precision, at once, naming the problem', async () => {
+    answers.set(
+      23,
+      schemaAnswer({ type: 'record', name: 'Attrs', namespace: 'x', fields: [{ name: 'attrs', type: { type: 'map', values: 'string' } }] }),
+    );
+    answers.set(
+      24,
+      schemaAnswer({ type: 'record', name: 'Tags', namespace: 'x', fields: [{ name: 'amounts', type: { type: 'array', items: 'int' } }] }),
+    );
+    answers.set(
+      25,
+      schemaAnswer({
+        type: 'record',
+        name: 'Price',
+        namespace: 'x',
+        fields: [{ name: 'amount', type: { type: 'bytes', logicalType: 'decimal', precision: 10, scale: 2 } }],
+      }),
+    );
+    // A map block of 2^40 entries (it looped for good), an array block of 2^32-1 items (out of memory), in 11 bytes.
+    const cases = [
+      [framed(23, Buffer.from('808080808040', 'hex')), 'a map block of 1099511627776 items cannot fit in the 0 bytes left'],
+      [framed(24, Buffer.from('feffffff1f', 'hex')), 'an array block of 4294967295 items cannot fit in the 0 bytes left'],
+      // 2^64-1 unscaled, 20 digits: it read as 184467440737095516.15.
+      [framed(25, Buffer.from('1200ffffffffffffffff', 'hex')), 'a decimal at amount has 20 digits, more than its precision of 10'],
+    ] as const;
+    for (const [value, problem] of cases) {
+      const error = await failureOf(value);
+      expect(error).toMatchObject({ code: 'VALIDATION_ERROR', message: `value does not decode with schema id ${value[4]}: ${problem}` });
+      expect(isRetryable(error)).toBe(false);
+    }
+  });
+
   it('decodes a JSON Schema value whose schema uses formats and another draft', async () => {
     answers.set(
       30,

@@ -1,0 +1,146 @@
+import avro from 'avsc';
+import { describe, expect, it } from 'vitest';
+import { type AvroType, avroReadOptions, avroToJson, float32Number, MAX_EMPTY_ITEMS } from '../../../src/kafka/registry-avro.ts';
+
+/** Reads Avro bytes (hex or a buffer) with the registry client's options, as the decoder does. */
+const read = (schema: object, bytes: string | Buffer): unknown => {
+  const type = avro.Type.forSchema(schema as avro.Schema, { ...avroReadOptions }) as unknown as AvroType;
+  return avroToJson(type, type.fromBuffer(typeof bytes === 'string' ? Buffer.from(bytes, 'hex') : bytes));
+};
+
+/** An Avro long (zigzag varint), as a block count or a length is written. */
+const long = (value: number | bigint): Buffer => {
+  let zigzag = BigInt(value) >= 0n ? BigInt(value) * 2n : -BigInt(value) * 2n - 1n;
+  const bytes: number[] = [];
+  do {
+    bytes.push(Number(zigzag & 0x7fn) | (zigzag > 0x7fn ? 0x80 : 0));
+    zigzag >>= 7n;
+  } while (zigzag > 0n);
+  return Buffer.from(bytes);
+};
+
+describe('Avro block counts', () => {
+  it('refuses a map block claiming 2^40 entries at once, where it looped without end', () => {
+    const schema = { type: 'record', name: 'Attrs', fields: [{ name: 'attrs', type: { type: 'map', values: 'string' } }] };
+    expect(() => read(schema, long(2n ** 40n))).toThrow('a map block of 1099511627776 items cannot fit in the 0 bytes left');
+  });
+
+  it('refuses an array block claiming 2^32-1 items before allocating them, where the heap ran out', () => {
+    const schema = { type: 'record', name: 'Tags', fields: [{ name: 'amounts', type: { type: 'array', items: 'int' } }] };
+    expect(() => read(schema, long(2 ** 32 - 1))).toThrow('an array block of 4294967295 items cannot fit in the 0 bytes left');
+    // Three bytes left for a block of four ints.
+    expect(() => read(schema, Buffer.concat([long(4), long(1), long(2), long(3)]))).toThrow(
+      'an array block of 4 items cannot fit in the 3 bytes left',
+    );
+  });
+
+  it(`caps items that take no bytes (null, empty records) at ${MAX_EMPTY_ITEMS} in one value, nested arrays counted together`, () => {
+    const nulls = { type: 'array', items: 'null' };
+    expect(() => read(nulls, long(2 ** 32 - 1))).toThrow(`an array holds more than ${MAX_EMPTY_ITEMS} items that take no bytes`);
+    const nested = { type: 'array', items: nulls };
+    const inner = Buffer.concat([long(60_000), long(0)]);
+    expect(() => read(nested, Buffer.concat([long(2), inner, inner, long(0)]))).toThrow(
+      `an array holds more than ${MAX_EMPTY_ITEMS} items that take no bytes`,
+    );
+    const empties = { type: 'array', items: { type: 'record', name: 'Empty', fields: [] } };
+    expect(read(empties, Buffer.concat([long(MAX_EMPTY_ITEMS), long(0)]))).toHaveLength(MAX_EMPTY_ITEMS);
+  });
+
+  it('reads valid arrays and maps as before, blocks with a negative count and their byte size included', () => {
+    const schema = {
+      type: 'record',
+      name: 'Blocks',
+      fields: [
+        { name: 'ids', type: { type: 'array', items: 'int' } },
+        { name: 'attrs', type: { type: 'map', values: 'string' } },
+        { name: 'none', type: { type: 'array', items: 'null' } },
+      ],
+    };
+    const text = (value: string) => Buffer.concat([long(value.length), Buffer.from(value)]);
+    const bytes = Buffer.concat([
+      ...[long(-3), long(3), long(1), long(2), long(3), long(2), long(4), long(5), long(0)],
+      ...[long(-1), long(4), text('a'), text('x'), long(1), text('b'), text('y'), long(0)],
+      ...[long(2), long(0)],
+    ]);
+    expect(read(schema, bytes)).toEqual({ ids: [1, 2, 3, 4, 5], attrs: { a: 'x', b: 'y' }, none: [null, null] });
+  });
+});
+
+describe('Avro floats', () => {
+  it('reads a float as the shortest decimal of its 32 bits, in records, unions, arrays and maps; doubles as they are', () => {
+    const schema = {
+      type: 'record',
+      name: 'Measures',
+      fields: [
+        { name: 'f', type: 'float' },
+        { name: 'maybe', type: ['null', 'float'] },
+        { name: 'either', type: ['int', 'float'] },
+        { name: 'list', type: { type: 'array', items: 'float' } },
+        { name: 'byName', type: { type: 'map', values: 'float' } },
+        { name: 'inner', type: { type: 'record', name: 'Inner', fields: [{ name: 'x', type: 'float' }] } },
+        { name: 'd', type: 'double' },
+        { name: 'nan', type: 'float' },
+      ],
+    };
+    const bytes = avro.Type.forSchema(schema as avro.Schema).toBuffer({
+      f: 1.1,
+      maybe: 0.1,
+      either: { float: 0.3 },
+      list: [2.5, 3.3, 16_777_217],
+      byName: { k: 1e-7 },
+      inner: { x: 0.7 },
+      d: 1.1,
+      nan: Number.NaN,
+    });
+    expect(read(schema, bytes)).toEqual({
+      f: 1.1,
+      maybe: 0.1,
+      either: 0.3,
+      // 2^24 + 1 has no float: its nearest float is 2^24.
+      list: [2.5, 3.3, 16_777_216],
+      byName: { k: 1e-7 },
+      inner: { x: 0.7 },
+      d: 1.1,
+      nan: null,
+    });
+  });
+
+  it('gives the shortest decimal that reads back to the same float32, and NaN and infinities unchanged', () => {
+    expect(float32Number(Math.fround(1.1))).toBe(1.1);
+    expect(float32Number(Math.fround(3.4028234663852886e38))).toBe(3.4028235e38);
+    expect(float32Number(Math.fround(1.401298464324817e-45))).toBe(1e-45);
+    expect(float32Number(0)).toBe(0);
+    expect(float32Number(Number.POSITIVE_INFINITY)).toBe(Number.POSITIVE_INFINITY);
+    expect(float32Number(Number.NaN)).toBeNaN();
+  });
+});
+
+describe('Avro decimals', () => {
+  const decimal = (precision: number, scale: number) => ({ type: 'bytes', logicalType: 'decimal', precision, scale });
+  const bytes = (hex: string) => Buffer.concat([long(hex.length / 2), Buffer.from(hex, 'hex')]);
+  const huge = `7f${'ff'.repeat(199)}`; // 2^1599 - 1: 482 digits
+
+  it('refuses a decimal with more digits than its precision, naming where it is, where it read as a wrong number or null', () => {
+    const schema = {
+      type: 'record',
+      name: 'Payment',
+      fields: [
+        { name: 'amount', type: decimal(10, 2) },
+        { name: 'fees', type: { type: 'map', values: ['null', decimal(3, 1)] } },
+      ],
+    };
+    const payment = (amount: string, fee: string) =>
+      Buffer.concat([bytes(amount), long(1), long(1), Buffer.from('x'), long(1), bytes(fee), long(0)]);
+    expect(read(schema, payment('04d2', '03e7'))).toEqual({ amount: 12.34, fees: { x: 99.9 } });
+    expect(() => read(schema, payment('00ffffffffffffffff', '03e7'))).toThrow(
+      'a decimal at amount has 20 digits, more than its precision of 10',
+    );
+    expect(() => read(schema, payment(huge, '03e7'))).toThrow('a decimal at amount has 482 digits, more than its precision of 10');
+    expect(() => read(schema, payment('04d2', '2710'))).toThrow('a decimal at fees.x has 5 digits, more than its precision of 3');
+  });
+
+  it('refuses a decimal within its precision that no double can hold, as 1e400 is refused in JSON', () => {
+    const schema = { type: 'record', name: 'Wide', fields: [{ name: 'amount', type: decimal(500, 0) }] };
+    expect(() => read(schema, bytes(huge))).toThrow('a decimal at amount is beyond the range of a double (±1.7976931348623157e308)');
+  });
+});
