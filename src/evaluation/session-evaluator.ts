@@ -4,7 +4,15 @@ import type { Explanation } from '../contracts/evaluation.ts';
 import { type Accumulator, type RuleEngine, renderAggregate } from '../engine/index.ts';
 import { AppError } from '../errors.ts';
 import { checkTtl, DEFAULT_TTL_SECONDS } from '../sessions/session-limits.ts';
-import type { AccumulatorSpec, Aggregates, Contribution, FiredChange, SessionInfo, SessionStore } from '../sessions/session-store.ts';
+import {
+  type AccumulatorSpec,
+  type Aggregates,
+  type Contribution,
+  type FiredChange,
+  NewerRulesError,
+  type SessionInfo,
+  type SessionStore,
+} from '../sessions/session-store.ts';
 import type { ExecutionsRepository, RulesetsRepository } from '../store/types.ts';
 import { type EvaluationObserver, type Facts, isoTimestamp } from './evaluator.ts';
 import { eventTimeOf } from './event-time.ts';
@@ -12,7 +20,8 @@ import { newExecutionId } from './execution-id.ts';
 import { valueAsOfWrite, valuesAsOfWrite } from './session-aggregates.ts';
 
 export interface SessionEvaluatorOptions {
-  catalog: { readonly engine: RuleEngine };
+  /** The rules; `reload` brings them up to a revision another instance wrote a session under (RuleCatalog.reload). */
+  catalog: { readonly engine: RuleEngine; reload?(revision: number): Promise<void> };
   rulesets: Pick<RulesetsRepository, 'get'>;
   sessions: SessionStore;
   executions: Pick<ExecutionsRepository, 'record'>;
@@ -342,17 +351,32 @@ export class SessionEvaluator {
   async retractFact(sessionId: string, factId: string): Promise<SessionEvaluation> {
     const started = performance.now();
     const scope = await this.#scopeOf(sessionId);
-    const engine = this.#options.catalog.engine;
-    const evaluation = new LatestEvaluation(engine, scope.domain, {});
-    const retracted = await this.#options.sessions.retractFact(sessionId, factId, {
-      specs: this.#specsOf(engine, scope.domain),
-      now: this.#clock(),
-      fire: evaluation.fire,
+    return this.#underNewestRules(async (checked) => {
+      const engine = this.#options.catalog.engine;
+      const evaluation = new LatestEvaluation(engine, scope.domain, {});
+      const retracted = await this.#options.sessions.retractFact(sessionId, factId, {
+        specs: this.#specsOf(engine, scope.domain),
+        now: this.#clock(),
+        fire: evaluation.fire,
+        revision: checked ? engine.revision : undefined,
+      });
+      if (retracted === undefined) throw sessionNotFound(sessionId);
+      if (!retracted.removed) throw new AppError('NOT_FOUND', `Session '${sessionId}' holds no fact '${factId}'.`);
+      // A retraction is not a fact write: it stores no change under a fact id (and the store dropped the retracted fact's).
+      return this.#finish(
+        engine,
+        sessionId,
+        scope,
+        factId,
+        {},
+        evaluation.of(retracted.aggregates),
+        retracted,
+        false,
+        false,
+        started,
+        true,
+      );
     });
-    if (retracted === undefined) throw sessionNotFound(sessionId);
-    if (!retracted.removed) throw new AppError('NOT_FOUND', `Session '${sessionId}' holds no fact '${factId}'.`);
-    // A retraction is not a fact write: it stores no change under a fact id (and the store dropped the retracted fact's).
-    return this.#finish(engine, sessionId, scope, factId, {}, evaluation.of(retracted.aggregates), retracted, false, false, started, true);
   }
 
   async #add(
@@ -364,39 +388,62 @@ export class SessionEvaluator {
     evictOldest: boolean,
     record: boolean,
   ): Promise<SessionEvaluation | undefined> {
-    const engine = this.#options.catalog.engine;
-    const accumulators = engine.accumulators(scope.domain);
-    const now = this.#clock();
-    const evaluation = new LatestEvaluation(engine, scope.domain, event);
-    const eventTimeMs = eventTimeOf(event, this.#timestampField);
-    if (eventTimeMs !== undefined && eventTimeMs > now + MAX_FUTURE_EVENT_MS) throw futureEvent(this.#timestampField, eventTimeMs, now);
-    const added = await this.#options.sessions.addFact(sessionId, {
-      factId,
-      fact: event,
-      eventTimeMs: eventTimeMs ?? now,
-      arrival: eventTimeMs === undefined,
-      evictOldest,
-      contributions: contributionsOf(accumulators, event),
-      specs: this.#specsOf(engine, scope.domain),
-      now,
-      maxFacts: this.#options.maxFacts,
-      fire: evaluation.fire,
+    return this.#underNewestRules(async (checked) => {
+      const engine = this.#options.catalog.engine;
+      const accumulators = engine.accumulators(scope.domain);
+      const now = this.#clock();
+      const evaluation = new LatestEvaluation(engine, scope.domain, event);
+      const eventTimeMs = eventTimeOf(event, this.#timestampField);
+      if (eventTimeMs !== undefined && eventTimeMs > now + MAX_FUTURE_EVENT_MS) throw futureEvent(this.#timestampField, eventTimeMs, now);
+      const added = await this.#options.sessions.addFact(sessionId, {
+        factId,
+        fact: event,
+        eventTimeMs: eventTimeMs ?? now,
+        arrival: eventTimeMs === undefined,
+        evictOldest,
+        contributions: contributionsOf(accumulators, event),
+        specs: this.#specsOf(engine, scope.domain),
+        now,
+        maxFacts: this.#options.maxFacts,
+        fire: evaluation.fire,
+        revision: checked ? engine.revision : undefined,
+      });
+      if (added === undefined) return undefined;
+      // A duplicate reports the change its first add stored; its rules are evaluated here, as the store applied nothing.
+      return this.#finish(
+        engine,
+        sessionId,
+        scope,
+        factId,
+        event,
+        evaluation.of(added.aggregates),
+        added,
+        added.replaced,
+        added.duplicate,
+        started,
+        record,
+      );
     });
-    if (added === undefined) return undefined;
-    // A duplicate reports the change its first add stored; its rules are evaluated here, as the store applied nothing.
-    return this.#finish(
-      engine,
-      sessionId,
-      scope,
-      factId,
-      event,
-      evaluation.of(added.aggregates),
-      added,
-      added.replaced,
-      added.duplicate,
-      started,
-      record,
-    );
+  }
+
+  /**
+   * Runs a write until the store takes it: a session last written under newer rules than this instance holds (another
+   * instance saw a change first) refuses it, and the rules are loaded up to that revision before it is worked out again.
+   * Should the store of rules itself be behind the session (restored from a backup), its rules are the newest there are,
+   * and the write goes without the check.
+   */
+  async #underNewestRules<T>(write: (checked: boolean) => Promise<T>): Promise<T> {
+    let checked = true;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await write(checked);
+      } catch (error) {
+        if (!(error instanceof NewerRulesError)) throw error;
+        if (attempt >= 3) throw new AppError('UNAVAILABLE', 'The rules changed again while this session write was evaluated; retry.');
+        await this.#options.catalog.reload?.(error.revision);
+        checked = this.#options.catalog.engine.revision >= error.revision;
+      }
+    }
   }
 
   /**

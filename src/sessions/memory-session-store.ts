@@ -10,17 +10,18 @@ import {
   sessionExists,
   sessionFull,
 } from './session-limits.ts';
-import type {
-  AddFactInput,
-  AddFactResult,
-  Aggregates,
-  CreateSessionInput,
-  FiredChange,
-  RetractFactInput,
-  RetractFactResult,
-  SessionInfo,
-  SessionSnapshot,
-  SessionStore,
+import {
+  type AddFactInput,
+  type AddFactResult,
+  type Aggregates,
+  type CreateSessionInput,
+  type FiredChange,
+  NewerRulesError,
+  type RetractFactInput,
+  type RetractFactResult,
+  type SessionInfo,
+  type SessionSnapshot,
+  type SessionStore,
 } from './session-store.ts';
 import { WorkingMemory } from './working-memory.ts';
 
@@ -43,6 +44,8 @@ interface MemorySession {
   aggregates: { readonly values: Aggregates; readonly asOf: number } | undefined;
   /** Per fact id, the fired-set change its applied add caused. */
   readonly changes: Map<string, FiredChange>;
+  /** The newest rules revision a write brought (see AddFactInput.revision). */
+  revision: number;
 }
 
 /** How often expired sessions are let go even if nothing asks for them again (Redis frees them at their TTL). */
@@ -88,6 +91,7 @@ export class MemorySessionStore implements SessionStore {
       fired: [],
       aggregates: undefined,
       changes: new Map(),
+      revision: Number.NEGATIVE_INFINITY,
     };
     this.#sessions.set(input.id, session);
     return info(session);
@@ -119,6 +123,7 @@ export class MemorySessionStore implements SessionStore {
     const fact = checkAddFact(id, input);
     const session = this.#live(id);
     if (!session) return undefined;
+    checkRevision(session, input.revision);
     const { memory } = session;
     const outcome = memory.add(input.factId, fact, input.specs, input.now, input.maxFacts, {
       arrival: input.arrival === true,
@@ -140,6 +145,7 @@ export class MemorySessionStore implements SessionStore {
     for (const evicted of outcome.evicted) session.changes.delete(evicted);
     const change = this.#storeFired(session, input.fire(aggregates), aggregates, input.now);
     session.changes.set(input.factId, change);
+    session.revision = Math.max(session.revision, input.revision ?? Number.NEGATIVE_INFINITY);
     return {
       aggregates,
       factCount: memory.facts.size,
@@ -154,6 +160,7 @@ export class MemorySessionStore implements SessionStore {
     checkRetractFact(id, factId, input);
     const session = this.#live(id);
     if (!session) return undefined;
+    checkRevision(session, input.revision);
     const { memory } = session;
     const removed = memory.retract(factId, input.specs, input.now);
     const aggregates = memory.aggregates(input.specs);
@@ -161,6 +168,7 @@ export class MemorySessionStore implements SessionStore {
     if (removed !== undefined) {
       session.changes.delete(factId);
       change = this.#storeFired(session, input.fire(aggregates), aggregates, input.now);
+      session.revision = Math.max(session.revision, input.revision ?? Number.NEGATIVE_INFINITY);
       this.#touch(session, input.now);
     }
     return {
@@ -214,6 +222,11 @@ function info(session: MemorySession): SessionInfo {
     expiresAt: session.expiresAt,
     factCount: session.memory.facts.size,
   };
+}
+
+/** Refuses a write evaluated under older rules than the newest a stored write of the session brought. */
+function checkRevision(session: MemorySession, revision: number | undefined): void {
+  if (revision !== undefined && session.revision > revision) throw new NewerRulesError(session.revision);
 }
 
 function copyChange(change: FiredChange): FiredChange {

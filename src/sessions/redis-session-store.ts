@@ -10,19 +10,20 @@ import { legacySessionKeys, SESSION_LOG_LENGTH, sessionKeys } from './keys.ts';
 import { LUA_SCRIPTS, type LuaScriptName } from './lua-scripts.ts';
 import { SESSION_STORE_UNAVAILABLE, toSessionStoreError } from './redis-errors.ts';
 import { checkAddFact, checkId, checkRetractFact, checkTime, checkTtl, sessionExists, sessionFull } from './session-limits.ts';
-import type {
-  AccumulatorSpec,
-  AddFactInput,
-  AddFactResult,
-  Aggregates,
-  AggregatesAsOf,
-  CreateSessionInput,
-  FiredChange,
-  RetractFactInput,
-  RetractFactResult,
-  SessionInfo,
-  SessionSnapshot,
-  SessionStore,
+import {
+  type AccumulatorSpec,
+  type AddFactInput,
+  type AddFactResult,
+  type Aggregates,
+  type AggregatesAsOf,
+  type CreateSessionInput,
+  type FiredChange,
+  NewerRulesError,
+  type RetractFactInput,
+  type RetractFactResult,
+  type SessionInfo,
+  type SessionSnapshot,
+  type SessionStore,
 } from './session-store.ts';
 import { type StoredFact, WorkingMemory } from './working-memory.ts';
 import { WriteFrequency } from './write-frequency.ts';
@@ -66,16 +67,24 @@ const MAX_ATTEMPTS = 50;
 type ScriptCommand = (numberOfKeys: number, ...args: (string | number)[]) => Promise<unknown>;
 
 /** What a write learns from write-session.lua: applied (with a touch's stored change), gone, or to be worked out again. */
-type WriteReply = { readonly status: 'OK'; readonly stored: string } | { readonly status: 'NOT_FOUND' | 'RETRY' };
+type WriteReply =
+  | { readonly status: 'OK'; readonly stored: string }
+  | { readonly status: 'NOT_FOUND' | 'RETRY' }
+  | { readonly status: 'RULES'; readonly revision: number };
 
 /** One write of a call: its script arguments, what it leaves stored (add, retract), and how to answer its caller. */
 interface PendingWrite {
   readonly args: readonly string[];
   readonly stores: { readonly fired: readonly number[]; readonly aggregates: Aggregates } | undefined;
   readonly specs: readonly AccumulatorSpec[];
+  /** The rules revision it was evaluated under (undefined: no check). */
+  readonly revision: number | undefined;
   readonly resolve: (reply: WriteReply) => void;
   readonly reject: (error: unknown) => void;
 }
+
+/** What a write was worked out with: the session's accumulators and the rules revision that evaluated it. */
+type Evaluated = Pick<AddFactInput, 'specs' | 'revision'>;
 
 /** Script arguments per write (write-session.lua). */
 const WRITE_ARGS = 7;
@@ -287,7 +296,7 @@ export class RedisSessionStore implements SessionStore {
         // A full session or a duplicate changes nothing, but only a copy known to be current may say so.
         const kind = outcome.kind === 'full' ? 'check' : 'touch';
         return {
-          reply: this.#send(id, session, input.specs, [kind, String(input.now), input.factId]),
+          reply: this.#send(id, session, input, [kind, String(input.now), input.factId]),
           answer: (stored: string): AddFactResult => {
             if (outcome.kind === 'full') throw sessionFull(id, input.maxFacts);
             const change = stored === '' ? { activated: [], deactivated: [] } : parseChange(stored);
@@ -303,10 +312,10 @@ export class RedisSessionStore implements SessionStore {
       // The facts that made room leave in the same script call as the add (held back from a group of their own), so
       // Redis applies all or none of them; the add's reply answers for them.
       for (const evicted of outcome.evicted) {
-        this.#write(id, session, input.specs, 'retract', input.now, evicted, fired, aggregates, [], true).catch(() => undefined);
+        this.#write(id, session, input, 'retract', input.now, evicted, fired, aggregates, [], true).catch(() => undefined);
       }
       return {
-        reply: this.#write(id, session, input.specs, 'add', input.now, input.factId, fired, aggregates, extra),
+        reply: this.#write(id, session, input, 'add', input.now, input.factId, fired, aggregates, extra),
         answer: (): AddFactResult => ({
           aggregates,
           factCount,
@@ -329,7 +338,7 @@ export class RedisSessionStore implements SessionStore {
       const factCount = memory.facts.size;
       if (removed === undefined) {
         return {
-          reply: this.#send(id, session, input.specs, ['check', String(input.now), factId]),
+          reply: this.#send(id, session, input, ['check', String(input.now), factId]),
           answer: () => ({ aggregates, factCount, removed: false, version, change: { activated: [], deactivated: [] } }),
         };
       }
@@ -337,7 +346,7 @@ export class RedisSessionStore implements SessionStore {
       const change = firedChange(session.fired, fired);
       this.#weigh(id, session, -1);
       return {
-        reply: this.#write(id, session, input.specs, 'retract', input.now, factId, fired, aggregates, []),
+        reply: this.#write(id, session, input, 'retract', input.now, factId, fired, aggregates, []),
         answer: () => ({ aggregates, factCount, removed: true, version, change }),
       };
     });
@@ -385,6 +394,8 @@ export class RedisSessionStore implements SessionStore {
       const written = await reply;
       if (written.status === 'NOT_FOUND') return undefined;
       if (written.status === 'OK') return answer(written.stored);
+      // The copy went with the refused call; the caller evaluates again under the newer rules.
+      if (written.status === 'RULES') throw new NewerRulesError(written.revision);
       await backOff(id, attempt);
     }
   }
@@ -463,7 +474,7 @@ export class RedisSessionStore implements SessionStore {
   #write(
     id: string,
     session: CachedSession,
-    specs: readonly AccumulatorSpec[],
+    under: Evaluated,
     kind: 'add' | 'retract',
     now: number,
     factId: string,
@@ -473,7 +484,7 @@ export class RedisSessionStore implements SessionStore {
     hold = false,
   ): Promise<WriteReply> {
     const stamp = this.#nextStamp();
-    const sent = this.#send(id, session, specs, [kind, String(now), factId, stamp, ...extra], { fired, aggregates }, hold);
+    const sent = this.#send(id, session, under, [kind, String(now), factId, stamp, ...extra], { fired, aggregates }, hold);
     session.stamp = stamp;
     session.fired = fired;
     return sent;
@@ -487,7 +498,7 @@ export class RedisSessionStore implements SessionStore {
   #send(
     id: string,
     session: CachedSession,
-    specs: readonly AccumulatorSpec[],
+    under: Evaluated,
     args: readonly string[],
     stores?: PendingWrite['stores'],
     hold = false,
@@ -499,7 +510,7 @@ export class RedisSessionStore implements SessionStore {
         if (this.#toFlush.length === 0) process.nextTick(this.#flushAll);
         this.#toFlush.push([id, session]);
       }
-      session.pending.push({ args, stores, specs, resolve, reject });
+      session.pending.push({ args, stores, specs: under.specs, revision: under.revision, resolve, reject });
       session.inFlight += 1;
       this.#pendingWrites += 1;
       // `hold`: the write must leave in the same call as the one queued after it.
@@ -537,6 +548,7 @@ export class RedisSessionStore implements SessionStore {
       stores === undefined ? '' : JSON.stringify(stores.fired),
       stores === undefined ? '' : aggregatesJson(stores.aggregates),
       Number.isFinite(session.baseWatermark) ? String(session.baseWatermark) : '',
+      ...revisionRange(batch),
     ];
     for (const write of batch) {
       args.push(...write.args);
@@ -554,7 +566,12 @@ export class RedisSessionStore implements SessionStore {
         } else {
           this.#forget(id, session);
         }
-        const refused: WriteReply = reply[0] === 'NOT_FOUND' ? { status: 'NOT_FOUND' } : { status: 'RETRY' };
+        const refused: WriteReply =
+          reply[0] === 'NOT_FOUND'
+            ? { status: 'NOT_FOUND' }
+            : reply[0] === 'RULES'
+              ? { status: 'RULES', revision: Number(reply[1]) }
+              : { status: 'RETRY' };
         answers = batch.map(() => refused);
       }
     } catch (error) {
@@ -645,6 +662,12 @@ async function backOff(id: string, attempt: number): Promise<void> {
     throw new AppError('UNAVAILABLE', `Session '${id}' is being written by other instances too often to apply this write; retry.`);
   }
   if (attempt > 1) await sleep(Math.random() * Math.min(2 ** attempt, 50));
+}
+
+/** The lowest and highest rules revision a call's writes were evaluated under, as script arguments ('' for none). */
+function revisionRange(batch: readonly PendingWrite[]): [string, string] {
+  const revisions = batch.map((write) => write.revision).filter((revision) => revision !== undefined);
+  return revisions.length === 0 ? ['', ''] : [String(Math.min(...revisions)), String(Math.max(...revisions))];
 }
 
 /** A stored fact back from its JSON and contribution record (absent: it contributes nothing). */

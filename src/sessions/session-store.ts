@@ -91,6 +91,22 @@ export interface AddFactInput {
    * called more than once (a write that lost a race to another instance is applied again) and must not throw.
    */
   readonly fire: (aggregates: Aggregates) => readonly number[];
+  /**
+   * The rules revision `fire` evaluates; a session last written under a newer one refuses the write (NewerRulesError),
+   * so no instance answers or stores with rules older than the session has seen. Undefined: no check.
+   */
+  readonly revision?: number | undefined;
+}
+
+/** A write refused because the session was last written under newer rules than the writer's: reload them, write again. */
+export class NewerRulesError extends Error {
+  readonly revision: number;
+
+  constructor(revision: number) {
+    super(`the session was last written under rules revision ${revision}`);
+    this.name = 'NewerRulesError';
+    this.revision = revision;
+  }
 }
 
 /** What one applied add changed in the session's fired set, against the fired set stored before it. */
@@ -124,6 +140,8 @@ export interface RetractFactInput {
   readonly now: number;
   /** As for AddFactInput; called only when a fact is removed. */
   readonly fire: (aggregates: Aggregates) => readonly number[];
+  /** As for AddFactInput. */
+  readonly revision?: number | undefined;
 }
 
 export interface RetractFactResult {

@@ -8,11 +8,14 @@
   still in the log of recent writes, the answer is BEHIND with what the copy lacks (the current meta and every fact written since, the call's own
   facts among them), so the instance brings its copy up to date and works the writes out again; otherwise STALE, and
   the instance reads the session anew. Several writes of one session go in one call when they were worked out together.
+  A call whose writes were evaluated under an older rules revision than the last stored write's is refused (RULES):
+  the instance loads the newer rules and works the writes out again, so a session never goes back to older rules.
 
   KEYS: [1] meta, [2] facts, [3] contributions, [4] changes, [5] log.
   ARGV: [1] stamp the copy held before the first write, [2] log length to keep, [3] fired rule ids JSON and
         [4] aggregates JSON after the last add or retract of the call ('' when it has none), [5] the copy's watermark
-        once its first write was worked out ('' when it has none), then seven per write:
+        once its first write was worked out ('' when it has none), [6] and [7] the lowest and highest rules revision
+        the call's writes were evaluated under ('' for no check), then seven per write:
         kind, now (epoch ms, the writer's clock), fact id, and for add and retract the new stamp; for add also: fact
         JSON, contribution record JSON {"t": "<event ms>", "c": [["<accumulator id>", "<value>"], ...]}, fired-set
         change JSON ('' where unused).
@@ -21,7 +24,7 @@
         'touch' (a duplicate add) returns the change stored for its fact id; 'check' (a refused add, a retraction of an
         absent fact) stores nothing of its own. Every write moves the watermark (the latest now any write brought);
         all but 'check' refresh the TTL.
-  Output: {'NOT_FOUND'} | {'STALE'}
+  Output: {'NOT_FOUND'} | {'STALE'} | {'RULES', the stored rules revision}
         | {'BEHIND', stamp, version, watermark or '', fired JSON, then per fact written since the copy's stamp:
            fact id, fact JSON or '' (gone), contribution record or ''}
         | {'OK', then per write: the stored change JSON for a touch, else ''}.
@@ -33,12 +36,15 @@
 ]]
 
 local WRITE = 7
-local FIRST = 6
+local FIRST = 8
 local writes = (#ARGV - FIRST + 1) / WRITE
 
--- One read for existence (ttl_ms is always set), expiry, stamp, version and watermark.
-local meta = redis.call('HMGET', KEYS[1], 'ttl_ms', 'expires_at', 'stamp', 'version', 'watermark')
+-- One read for existence (ttl_ms is always set), expiry, stamp, version, watermark and rules revision.
+local meta = redis.call('HMGET', KEYS[1], 'ttl_ms', 'expires_at', 'stamp', 'version', 'watermark', 'revision')
 if not meta[1] then return { 'NOT_FOUND' } end
+local stored_revision = tonumber(meta[6])
+local lowest_revision = tonumber(ARGV[6])
+if stored_revision and lowest_revision and stored_revision > lowest_revision then return { 'RULES', meta[6] } end
 
 -- Only adds and retracts store what the copy worked out (the fired set, the aggregates, their changes).
 local stores = false
@@ -122,6 +128,10 @@ if last then
   -- The aggregates are as of where the windows ended: the watermark, which an earlier write's clock may have set.
   redis.call('HSET', KEYS[1], 'stamp', ARGV[last + 3], 'version', version, 'fired', ARGV[3], 'aggregates', ARGV[4],
     'aggregates_at', string.format('%.17g', watermark))
+  local highest_revision = tonumber(ARGV[7])
+  if highest_revision and (stored_revision == nil or highest_revision > stored_revision) then
+    redis.call('HSET', KEYS[1], 'revision', ARGV[7])
+  end
   redis.call('LTRIM', KEYS[5], -tonumber(ARGV[2]), -1)
 end
 

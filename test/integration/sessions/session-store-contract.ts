@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/errors.ts';
-import type { AccumulatorSpec, Contribution, SessionStore } from '../../../src/sessions/session-store.ts';
+import { type AccumulatorSpec, type Contribution, NewerRulesError, type SessionStore } from '../../../src/sessions/session-store.ts';
 
 export interface SessionStoreHarness {
   /** Opens a store; stores opened by one harness share state (several Redis connections, or one process map). */
@@ -420,6 +420,31 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
           version: 7,
           aggregates: { [count.id]: 3, [sum.id]: 280, [min.id]: 40 },
         });
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('refuses a write evaluated under older rules than the session was last written under, and stores nothing of it', async () => {
+      const id = await created();
+      const other = await harness.open();
+      const base = { specs: SPECS, now: T0, maxFacts: 100, fire: none, eventTimeMs: T0, contributions: spend(1) };
+      const add = (client: SessionStore, factId: string, revision: number | undefined) =>
+        client.addFact(id, { ...base, factId, fact: { factId }, revision });
+      try {
+        await add(store, 'a', 7);
+        await expect(add(other, 'b', 6)).rejects.toThrow(NewerRulesError);
+        await expect(add(other, 'b', 6)).rejects.toMatchObject({ revision: 7 });
+        await expect(other.retractFact(id, 'a', { specs: SPECS, now: T0, fire: none, revision: 6 })).rejects.toMatchObject({
+          revision: 7,
+        });
+        expect(await store.get(id)).toMatchObject({ version: 1, factCount: 1 });
+        // The same revision, a newer one, or none (no check) is taken; the newest stays the bar.
+        expect(await add(other, 'b', 7)).toMatchObject({ version: 2 });
+        expect(await add(store, 'c', undefined)).toMatchObject({ version: 3 });
+        expect(await add(other, 'd', 9)).toMatchObject({ version: 4 });
+        await expect(add(store, 'e', 8)).rejects.toMatchObject({ revision: 9 });
+        expect(await store.get(id)).toMatchObject({ version: 4, factCount: 4 });
       } finally {
         await other.close();
       }

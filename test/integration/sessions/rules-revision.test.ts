@@ -1,0 +1,86 @@
+// Two instances whose rules differ for a moment (one heard of a change first) write the same session in Redis.
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RuleCatalog } from '../../../src/evaluation/rule-catalog.ts';
+import { SessionEvaluator } from '../../../src/evaluation/session-evaluator.ts';
+import { openRedisSessionStore, type RedisSessionStore } from '../../../src/sessions/redis-session-store.ts';
+import type { StoredRule } from '../../../src/store/types.ts';
+
+const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DOMAIN = 'logins';
+const countAtLeast = (id: number, threshold: number): StoredRule => ({
+  id,
+  name: `at least ${threshold}`,
+  domain: DOMAIN,
+  action: `seen-${threshold}`,
+  priority: 0,
+  enabled: true,
+  version: 1,
+  created_at: '2026-01-01T00:00:00.000Z',
+  updated_at: '2026-01-01T00:00:00.000Z',
+  condition_dsl: {
+    type: 'accumulate',
+    function: 'count',
+    where: { type: 'condition', field: 'type', op: '==', value: 'f' },
+    op: '>=',
+    value: threshold,
+  },
+});
+
+describe('session writes from instances holding different rules revisions', () => {
+  const prefix = `test:${randomUUID()}:`;
+  /** The rules store both instances load from: revision 1 has no rule, revision 2 two rules over a new count. */
+  let rules = { revision: 1, rules: [] as StoredRule[] };
+  const source = { snapshot: async () => rules };
+  const stores: RedisSessionStore[] = [];
+  let admin: Redis;
+
+  beforeAll(async () => {
+    admin = new Redis(url);
+  });
+  afterAll(async () => {
+    for (const store of stores) await store.close();
+    let cursor = '0';
+    do {
+      const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1_000);
+      cursor = next;
+      if (keys.length > 0) await admin.del(...keys);
+    } while (cursor !== '0');
+    admin.disconnect();
+  });
+
+  async function instance(): Promise<{ catalog: RuleCatalog; sessions: SessionEvaluator }> {
+    const catalog = await RuleCatalog.open({ rules: source });
+    const store = await openRedisSessionStore({ url, keyPrefix: prefix });
+    stores.push(store);
+    const sessions = new SessionEvaluator({
+      catalog,
+      rulesets: { get: async (id) => ({ id, name: 'r', domain: DOMAIN, description: null, created_at: '', updated_at: '' }) },
+      sessions: store,
+      executions: { record: () => undefined },
+      maxFacts: 100,
+    });
+    return { catalog, sessions };
+  }
+
+  it('brings the instance behind up to the newer rules before its write, so nothing is undone or left uncounted', async () => {
+    const a = await instance();
+    const b = await instance();
+    const session = await a.sessions.create(1, 600);
+    rules = { revision: 2, rules: [countAtLeast(1, 1), countAtLeast(2, 2)] };
+    // A committed the change and holds it at once; B has not heard of it yet.
+    await a.catalog.reload(2);
+    expect(b.catalog.revision).toBe(1);
+
+    const first = await a.sessions.addFact(session.id, 'e1', { type: 'f' });
+    expect(first).toMatchObject({ revision: 2, fired_rules: [1], activated: [1], deactivated: [] });
+    const second = await b.sessions.addFact(session.id, 'e2', { type: 'f' });
+    // Evaluated under revision 2 on B too: rule 1 still holds, and e2 counts towards rule 2.
+    expect(second).toMatchObject({ revision: 2, activated: [2], deactivated: [] });
+    expect([...second.fired_rules].sort()).toEqual([1, 2]);
+    expect(b.catalog.revision).toBe(2);
+    const third = await a.sessions.addFact(session.id, 'e3', { type: 'f' });
+    expect(third).toMatchObject({ revision: 2, activated: [], deactivated: [], fact_count: 3 });
+  });
+});
