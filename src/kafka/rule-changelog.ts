@@ -1,5 +1,6 @@
 // Rule changes reach every instance through a compacted changelog topic: each instance publishes its changes and
 // follows the topic in a group of its own, reloading its catalog from the store to the revision a change names.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import { type RuleChangeMessage, ruleChangeMessageSchema } from '../contracts/kafka-messages.ts';
@@ -7,6 +8,7 @@ import { type CrashRestart, restartAfterCrashes } from './crash-restart.ts';
 import { SESSION_TIMEOUT_MS } from './fact-consumer.ts';
 import { backoffMs } from './failure-policy.ts';
 import { orderedProducer } from './result-output.ts';
+import { changelogTopicConfig } from './topics.ts';
 import { within } from './within.ts';
 
 export interface RuleChangelogOptions {
@@ -49,6 +51,19 @@ export type ReloadTarget = number | undefined | null;
 /** Longest a stop waits for the changelog consumer to leave its group: well inside the pipeline's 3 s for the whole stop, so the group is still deleted. */
 const STOP_WAIT_MS = 1_500;
 
+/** Between restarts of a crashed consumer, as for the facts consumer. */
+const RESTART_BACKOFF = { initialMs: 100, maxMs: 5_000 };
+
+/** The Kafka error type behind a kafkajs error (a retries-exceeded error wraps the last cause). */
+function causeType(error: unknown): unknown {
+  let cause = error as { type?: unknown; originalError?: unknown; cause?: unknown } | undefined;
+  for (let depth = 0; cause !== undefined && cause !== null && depth < 5; depth += 1) {
+    if (cause.type !== undefined) return cause.type;
+    cause = (cause.originalError ?? cause.cause) as typeof cause;
+  }
+  return undefined;
+}
+
 export class RuleChangelog {
   readonly #options: RuleChangelogOptions;
   readonly #consumer: Consumer;
@@ -57,6 +72,9 @@ export class RuleChangelog {
   #target: ReloadTarget = null;
   #reloading: Promise<void> | undefined;
   #stopped = false;
+  readonly #stopping = new AbortController();
+  /** Crashes kafkajs restarted the consumer after since it last joined its group. */
+  #crashes = 0;
   readonly #restarts: CrashRestart;
 
   constructor(options: RuleChangelogOptions) {
@@ -69,17 +87,19 @@ export class RuleChangelog {
       // rejoin (and a stop waiting on it) is not held up for longer than the service's stop may take.
       sessionTimeout: SESSION_TIMEOUT_MS,
       heartbeatInterval: 1_000,
-      // kafkajs restarts a consumer after a retriable crash even once it was told to stop.
-      retry: { retries: 5, restartOnFailure: async () => !this.#stopped },
+      retry: { retries: 5, restartOnFailure: (error) => this.#beforeRestart(error) },
     });
     this.#producer = orderedProducer(options.kafka);
     // Changes published between the catalog's first load and joining (or while a crashed consumer was away) are
     // caught by one reload to the latest revision.
-    this.#consumer.on(this.#consumer.events.GROUP_JOIN, () => this.#requestReload(undefined));
+    this.#consumer.on(this.#consumer.events.GROUP_JOIN, () => {
+      this.#crashes = 0;
+      this.#requestReload(undefined);
+    });
     this.#restarts = restartAfterCrashes(this.#consumer, {
       name: 'rule changelog consumer',
       logger: options.logger,
-      backoff: { initialMs: 100, maxMs: 5_000 },
+      backoff: RESTART_BACKOFF,
       start: () => this.#startConsumer(),
     });
   }
@@ -109,6 +129,27 @@ export class RuleChangelog {
     });
   }
 
+  /**
+   * Before kafkajs restarts the consumer after a retriable crash, which it would do every 300 ms for good, logging each:
+   * a capped back-off, and the topic made again if it was deleted (the database watch covers changes meanwhile). False
+   * once stopped: kafkajs restarts a consumer after such a crash even once it was told to stop.
+   */
+  async #beforeRestart(error: Error): Promise<boolean> {
+    this.#crashes += 1;
+    try {
+      await sleep(backoffMs(this.#crashes, RESTART_BACKOFF), undefined, { signal: this.#stopping.signal });
+    } catch {
+      return false;
+    }
+    if (!this.#stopped && causeType(error) === 'UNKNOWN_TOPIC_OR_PARTITION') {
+      this.#options.logger.warn('the rule changelog topic is gone; making it again');
+      await this.#options.admin
+        .createTopics({ topics: [changelogTopicConfig(this.#options.topic)], waitForLeaders: true })
+        .catch((cause: unknown) => this.#options.logger.warn({ err: cause }, 'making the rule changelog topic again failed'));
+    }
+    return !this.#stopped;
+  }
+
   /** Publishes a change made on this instance; every instance (this one included) reloads to its revision. */
   async publish(change: RuleChangeMessage): Promise<void> {
     await this.#producer.send({
@@ -120,6 +161,7 @@ export class RuleChangelog {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#stopping.abort();
     await this.#restarts.stop();
     // A rejoin after a broker outage can hold a disconnect up to the session timeout: the group is deleted below anyway.
     await within(this.#consumer.disconnect(), STOP_WAIT_MS);

@@ -63,16 +63,21 @@ export function topicConfigs(plan: TopicPlan): ITopicConfig[] {
       ...(topic === plan.dlqTopic && topic !== plan.factsTopic ? { configEntries: dlqEntries } : {}),
       ...(topic === plan.resultsTopic && resultBytes > BROKER_DEFAULT_MAX_MESSAGE_BYTES ? { configEntries: resultEntries } : {}),
     })),
-    {
-      topic: plan.changelogTopic,
-      numPartitions: 1,
-      configEntries: [
-        { name: 'cleanup.policy', value: 'compact' },
-        // Compaction keeps each rule's latest change; tombstones are not used.
-        { name: 'min.compaction.lag.ms', value: '60000' },
-      ],
-    },
+    changelogTopicConfig(plan.changelogTopic),
   ];
+}
+
+/** The rule changelog: compacted, one partition for order. */
+export function changelogTopicConfig(topic: string): ITopicConfig {
+  return {
+    topic,
+    numPartitions: 1,
+    configEntries: [
+      { name: 'cleanup.policy', value: 'compact' },
+      // Compaction keeps each rule's latest change; tombstones are not used.
+      { name: 'min.compaction.lag.ms', value: '60000' },
+    ],
+  };
 }
 
 /** Creates whichever topics do not exist yet. Two instances starting together may race: "already exists" is success. */

@@ -90,4 +90,42 @@ describe('rule changelog', () => {
       await deleteTestTopics(admin, own);
     }
   });
+
+  it('makes its topic again, compacted, when it is deleted under it, and follows the changes published there after', async () => {
+    const own = uniqueTopics('changelog-deleted');
+    await admin.createTopics({ topics: [{ topic: own.changelog, numPartitions: 1 }], waitForLeaders: true });
+    const targets: (number | undefined)[] = [];
+    const changelog = new RuleChangelog({
+      kafka,
+      admin,
+      topic: own.changelog,
+      groupId: `${own.group}.changelog.c`,
+      reload: async (revision) => {
+        targets.push(revision);
+      },
+      logger: pino({ level: 'silent' }),
+    });
+    await changelog.start();
+    const producer = kafka.producer();
+    try {
+      // Made without compaction here; the changelog makes it again as it makes it at start-up, compacted.
+      const policy = async () => {
+        const described = await admin
+          .describeConfigs({ resources: [{ type: 2, name: own.changelog, configNames: ['cleanup.policy'] }], includeSynonyms: false })
+          .catch(() => undefined);
+        return described?.resources[0]?.configEntries.find((entry) => entry.configName === 'cleanup.policy')?.configValue;
+      };
+      expect(await policy()).toBe('delete');
+      await admin.deleteTopics({ topics: [own.changelog] });
+      expect(await eventually(async () => (await policy()) === 'compact', 30_000, 200)).toBe(true);
+      await producer.connect();
+      const change = { revision: 91, rule_id: 4, change: 'update' as const, at: new Date().toISOString() };
+      await producer.send({ topic: own.changelog, messages: [{ key: changeKey(change), value: JSON.stringify(change) }] });
+      expect(await eventually(() => targets.includes(91), 30_000)).toBe(true);
+    } finally {
+      await producer.disconnect();
+      await changelog.stop();
+      await deleteTestTopics(admin, own);
+    }
+  });
 });
