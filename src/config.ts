@@ -140,6 +140,10 @@ export function parseApiKeys(text: string): { keys: ApiKey[] } | { problem: stri
       return { problem: `entry ${index + 1} has no valid scope after its last colon; expected one of ${API_SCOPES.join(', ')}` };
     }
     if (key === '') return { problem: `entry ${index + 1} has an empty key` };
+    // A space cannot follow `Bearer`, and header values are read as Latin-1, not as the environment's UTF-8.
+    if (!/^[\x21-\x7e]+$/.test(key)) {
+      return { problem: `entry ${index + 1} has a key with a space or a character outside printable ASCII, which no header can carry` };
+    }
     // An unnamed base64 key (`dGVzdA==:admin`) would otherwise become the name "dGVzdA" and the key "=".
     if (key.startsWith('=')) {
       return { problem: `entry ${index + 1} has a key that starts with "="; a key containing "=" needs a name: name=key:scope` };
