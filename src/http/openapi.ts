@@ -130,6 +130,10 @@ export async function registerOpenApi(app: FastifyInstance, version: string, aut
     docs.addHook('onRoute', (route) => {
       route.config = { ...route.config, scope: 'public' };
     });
+    // @fastify/swagger-ui redirects its page's old address to itself when a query string follows: to the page instead.
+    docs.addHook('onRequest', async (request, reply) => {
+      if (request.url.startsWith('/docs/static/index.html?')) return reply.redirect('/docs/');
+    });
     await docs.register(swaggerUi, { routePrefix: '/docs' });
     docs.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   });

@@ -151,6 +151,12 @@ describe('health, readiness and the OpenAPI document', () => {
     });
     expect(outside.status).toBe(404);
     expect(JSON.parse(outside.body)).toEqual({ detail: 'No such resource.', error_code: 'NOT_FOUND' });
+    // The page's old address leads to the page, with a query string too (the UI's own redirect led back to itself).
+    for (const url of ['/docs/static/index.html', '/docs/static/index.html?x=1']) {
+      const redirect = await json(t.app, 'GET', url);
+      expect(redirect.statusCode, url).toBe(302);
+      expect(redirect.headers.location, url).toBe('/docs/');
+    }
   });
 
   it('has no metrics route unless RULES_METRICS=prometheus', async () => {
