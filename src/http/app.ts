@@ -51,6 +51,8 @@ export interface AppDependencies {
   metrics?: ServiceMetrics;
   /** Further dependencies /health/ready reports, e.g. kafka or redis. */
   readiness?: Record<string, ReadinessCheck>;
+  /** Longest a request may take to arrive in full, body included (REQUEST_TIMEOUT_MS); tests shorten it. */
+  requestTimeoutMs?: number;
   /** Shown by /health/ready under `details`, e.g. the Kafka consumer's state. */
   readinessDetails?: Record<string, () => unknown>;
 }
@@ -72,6 +74,9 @@ function buildSessions(deps: AppDependencies, metrics: ServiceMetrics | undefine
   });
 }
 
+/** Longest a request may take to arrive in full: 1 MiB at 70 kbit/s, or a bulk body of 256 MiB on a fast link. */
+export const REQUEST_TIMEOUT_MS = 120_000;
+
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const { config } = deps;
   const loggerInstance: FastifyBaseLogger = deps.logger;
@@ -83,6 +88,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: (logger, bindings, options) => new LazyRequestLogger(logger, bindings, options),
     bodyLimit: config.bodyLimit,
+    // Fastify turns Node's 300 s guard off: a client that stopped sending its body would hold its socket for good.
+    requestTimeout: deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     // Requests arriving during shutdown get our own 503 body below, not Fastify's.

@@ -505,3 +505,33 @@ describe('requests that are not valid HTTP, on a listening server', () => {
     expect(answer.body).toContain('"status":"healthy"');
   });
 });
+
+describe('a request whose body stops arriving', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp('pglite', { requestTimeoutMs: 1_000 });
+    // Node finds a request late only once both of its timeouts have passed, at its next 30 s check.
+    t.app.server.headersTimeout = 1_000;
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await t?.cleanup();
+  });
+
+  it('is answered 408 REQUEST_TIMEOUT and its connection closed, as one whose headers stall', async () => {
+    const { port } = t.app.server.address() as AddressInfo;
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => {
+      received += chunk.toString('utf8');
+    });
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write('POST /api/v1/evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"fac');
+    await closed;
+    expect(received).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4))).toEqual({
+      detail: 'The request was not received in full in time.',
+      error_code: 'REQUEST_TIMEOUT',
+    });
+  }, 45_000);
+});

@@ -28,6 +28,8 @@ export interface TestAppOptions {
   sessionStore?: SessionStore;
   /** Session clock (epoch ms); the wall clock when absent. */
   sessionClock?: () => number;
+  /** Longest a request may take to arrive in full; the service's REQUEST_TIMEOUT_MS when absent. */
+  requestTimeoutMs?: number;
 }
 
 export async function startTestApp(kind: StoreKind, options: TestAppOptions = {}): Promise<TestApp> {
@@ -56,6 +58,7 @@ export async function startTestAppOn(store: SqlStore, storeCleanup: () => Promis
     ...(options.readiness === undefined ? {} : { readiness: options.readiness }),
     ...(options.readinessDetails === undefined ? {} : { readinessDetails: options.readinessDetails }),
     ...(options.sessionStore === undefined ? {} : { sessionStore: options.sessionStore }),
+    ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
     sessionOptions: {
       maxFacts: config.sessions.maxFacts,
       timestampField: config.sessions.timestampField,
