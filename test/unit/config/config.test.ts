@@ -172,7 +172,11 @@ describe('loadConfig', () => {
     ['RULES_API_KEYS', 'k1:root', 'RULES_API_KEYS: entry 1 has no valid scope after its last colon'],
     // A key Authorization: Bearer cannot carry (a space), or that a client sends as other bytes than the variable holds.
     ['RULES_API_KEYS', 'ops=a b:admin', 'RULES_API_KEYS: entry 1 has a key with a space or a character outside printable ASCII'],
-    ['RULES_API_KEYS', 'ok=k1:admin,u=clé:evaluate', 'RULES_API_KEYS: entry 2 has a key with a space or a character outside printable ASCII'],
+    [
+      'RULES_API_KEYS',
+      'ok=k1:admin,u=clé:evaluate',
+      'RULES_API_KEYS: entry 2 has a key with a space or a character outside printable ASCII',
+    ],
     ['KAFKA_BROKERS', 'localhost', 'KAFKA_BROKERS: "localhost" must be host:port'],
     ['KAFKA_BROKERS', 'localhost:99999', 'KAFKA_BROKERS: "localhost:99999" must be host:port (a port from 1 to 65535)'],
     ['KAFKA_BROKERS', 'a:9092,b:0', 'KAFKA_BROKERS: "b:0" must be host:port'],
