@@ -69,6 +69,14 @@ export const sessionResultMessageSchema = z
     latency_ms: z.number().describe('Milliseconds for the whole write: working memory plus evaluation.'),
     revision: z.number().int().min(0).describe('The rule revision the evaluation used.'),
     source: sourcePositionSchema.describe('The input message this result answers.'),
+    truncated: z
+      .literal(true)
+      .optional()
+      .describe(
+        'Present when the whole result would pass KAFKA_MAX_RESULT_BYTES: fired_rules and actions are then empty, the ' +
+          'change (activated, deactivated) is whole, and GET /api/v1/executions/{execution_id} holds the rest. The ' +
+          'write was applied, so its change is published rather than dead-lettered.',
+      ),
   })
   .describe('The evaluation of a session after one fact message, written to the results topic.');
 export type SessionResultMessage = z.infer<typeof sessionResultMessageSchema>;

@@ -13,6 +13,7 @@ import {
   positionOnlyDeadLetter,
   resultRecord,
   sessionResultRecord,
+  truncatedSessionResultRecord,
 } from './result-message.ts';
 import { byteLength, headerBytes, RECORD_OVERHEAD_BYTES, recordBytes } from './result-output.ts';
 import type { SessionRouter, SessionWork } from './session-routing.ts';
@@ -122,9 +123,15 @@ export class BatchProcessor {
               ? sessionResultRecord(message, outcome.session, source)
               : undefined;
         if (record !== undefined) {
-          const tooLarge = this.#oversized(record);
+          let tooLarge = this.#oversized(record);
           if (tooLarge === undefined) run.results.push(record);
-          else run.deadLetters.push(this.#deadLetter(message, source, tooLarge));
+          else if ('session' in outcome) {
+            // The write was applied: its change must reach downstream, so it goes without the fired rules and actions.
+            const truncated = truncatedSessionResultRecord(message, outcome.session, source);
+            tooLarge = this.#oversized(truncated);
+            if (tooLarge === undefined) run.results.push(truncated);
+            else run.deadLetters.push(this.#deadLetter(message, source, tooLarge));
+          } else run.deadLetters.push(this.#deadLetter(message, source, tooLarge));
         }
       } else {
         const key = attemptKey(source);

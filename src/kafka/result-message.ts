@@ -64,6 +64,12 @@ export function sessionResultRecord(input: InputMessage, evaluation: SessionEval
   return { key: input.key, value: JSON.stringify(buildSessionResult(evaluation, source)), headers: resultHeaders(input.headers) };
 }
 
+/** The session result without its fired rules and actions, for one too large to publish whole (see `truncated`). */
+export function truncatedSessionResultRecord(input: InputMessage, evaluation: SessionEvaluation, source: SourcePosition): Message {
+  const result: SessionResultMessage = { ...buildSessionResult(evaluation, source), fired_rules: [], actions: [], truncated: true };
+  return { key: input.key, value: JSON.stringify(result), headers: resultHeaders(input.headers) };
+}
+
 /** The dead letter: original key and value bytes untouched, original headers plus the reason and the source position. */
 export function deadLetterRecord(input: InputMessage, source: SourcePosition, failure: { code: string; detail: string }): Message {
   return {

@@ -24,6 +24,8 @@ class FakeSessions implements KafkaSessions {
   readonly failOnce = new Map<string, Error>();
   /** Per session id, what a write waits for before applying, to shake out ordering (else one timer tick). */
   readonly holds = new Map<string, Promise<unknown>>();
+  /** Actions of the fired rule 1 (long ones make a result too large to publish whole). */
+  action = 'lock';
   /** Called with each write applied, as `session/fact`. */
   onApplied: (entry: string) => void = () => undefined;
   readonly known = new Set<string>(['s-a', 's-b']);
@@ -56,7 +58,7 @@ class FakeSessions implements KafkaSessions {
       fact_id: factId,
       execution_id: `x-${this.applied.length}`,
       fired_rules: after ? [1] : [],
-      actions: after ? ['lock'] : [],
+      actions: after ? [this.action] : [],
       latency_ms: 1,
       activated: after && !before ? [1] : [],
       deactivated: before && !after ? [1] : [],
@@ -275,5 +277,29 @@ describe('BatchProcessor with sessions', () => {
     processor.forgetPartitionsExcept('facts', new Set([0]));
     await processor.process('facts', 4, input);
     expect(sessions.applied).toEqual(['s-a/a1', 's-a/a1']);
+  });
+
+  it('publishes the change of an applied write whose whole result is too large, without its fired rules and actions', async () => {
+    const sessions = new FakeSessions();
+    sessions.action = 'a'.repeat(2_000);
+    const processor = new BatchProcessor({
+      decoder: undefined,
+      evaluate: stateless,
+      sessions: sessionRouter(sessions, true),
+      maxUnexpectedAttempts: 3,
+      maxResultBytes: 1_000,
+    });
+    const run = await processor.process(
+      'facts',
+      0,
+      [0, 1, 2].map((i) => message(i, { facts: { n: i }, domain: 'auth' }, 'user-1')),
+    );
+    // The third fact fires rule 1: its result with the 2,000-character action would pass 1,000 bytes.
+    expect(run.deadLetters).toEqual([]);
+    expect(sessions.applied).toHaveLength(3);
+    expect(run.results.map(bodyOf)).toEqual([
+      expect.objectContaining({ activated: [1], deactivated: [], fired_rules: [], actions: [], truncated: true, execution_id: 'x-3' }),
+    ]);
+    expect(run.results[0]!.headers).toMatchObject({ 'correlation-id': 'c-2' });
   });
 });
