@@ -25,7 +25,7 @@ import {
   type SessionSnapshot,
   type SessionStore,
 } from './session-store.ts';
-import { type StoredFact, WorkingMemory } from './working-memory.ts';
+import { factWeight, type StoredFact, WorkingMemory } from './working-memory.ts';
 import { WriteFrequency } from './write-frequency.ts';
 
 export interface RedisSessionStoreOptions {
@@ -42,7 +42,10 @@ export interface RedisSessionStoreOptions {
   readonly commandTimeoutMs?: number;
   /** Connection errors as they happen (ioredis reconnects by itself); default: ignored. */
   readonly onError?: (error: Error) => void;
-  /** Facts the session cache may hold (each cached session counts one more); default DEFAULT_CACHE_FACTS. */
+  /**
+   * Facts the session cache may hold (each cached session counts one more, a fact of long JSON one more per 4 KB of it:
+   * factWeight); default DEFAULT_CACHE_FACTS.
+   */
   readonly cacheFacts?: number;
 }
 
@@ -53,7 +56,7 @@ export const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
 export interface SessionCacheStats {
   /** Sessions with a cached copy. */
   readonly sessions: number;
-  /** Facts in those copies. */
+  /** Facts in those copies, by weight (factWeight: a fact of long JSON counts once per 4 KB of it). */
   readonly facts: number;
   /** Sessions read whole from Redis into a new copy (no copy, or one too far behind to catch up). */
   readonly reads: number;
@@ -283,7 +286,7 @@ export class RedisSessionStore implements SessionStore {
     const fact = checkAddFact(id, input);
     return this.#apply<AddFactResult>(id, (session) => {
       const { memory } = session;
-      const before = memory.facts.size;
+      const before = memory.weight;
       const outcome = memory.add(input.factId, fact, input.specs, input.now, input.maxFacts, {
         arrival: input.arrival === true,
         evictOldest: input.evictOldest === true,
@@ -306,7 +309,7 @@ export class RedisSessionStore implements SessionStore {
       }
       const fired = this.#fire(id, session, input.fire, aggregates);
       const change = firedChange(session.fired, fired);
-      this.#weigh(id, session, memory.facts.size - before);
+      this.#weigh(id, session, memory.weight - before);
       const extra = [fact.json, contributionRecord(outcome.stored), JSON.stringify(change)];
       const { old } = outcome;
       // The facts that made room leave in the same script call as the add (held back from a group of their own), so
@@ -344,7 +347,7 @@ export class RedisSessionStore implements SessionStore {
       }
       const fired = this.#fire(id, session, input.fire, aggregates);
       const change = firedChange(session.fired, fired);
-      this.#weigh(id, session, -1);
+      this.#weigh(id, session, -factWeight(removed));
       return {
         reply: this.#write(id, session, input, 'retract', input.now, factId, fired, aggregates, []),
         answer: () => ({ aggregates, factCount, removed: true, version, change }),
@@ -434,13 +437,13 @@ export class RedisSessionStore implements SessionStore {
     this.#reads += 1;
     // Not admitted: this read serves the writes waiting for it, and those that come while any is in flight, and is let
     // go; the copies written more often stay.
-    if (!this.#admits(id, facts.size + 1)) {
+    if (!this.#admits(id, session.memory.weight + 1)) {
       this.#readsLetGo += 1;
       this.#letGo.set(id, session);
       return session;
     }
     this.#cache.set(id, session);
-    this.#weigh(id, session, facts.size + 1);
+    this.#weigh(id, session, session.memory.weight + 1);
     return session;
   }
 
@@ -455,7 +458,7 @@ export class RedisSessionStore implements SessionStore {
     for (const [cachedId, cached] of this.#cache) {
       if (over <= 0) break;
       if (this.#frequency.of(cachedId) >= frequency) return false;
-      over -= cached.memory.facts.size + 1;
+      over -= cached.memory.weight + 1;
     }
     return true;
   }
@@ -591,7 +594,7 @@ export class RedisSessionStore implements SessionStore {
   /** Applies what other writers changed (write-session.lua's BEHIND answer) to the copy, which then holds their stamp. */
   #catchUp(id: string, session: CachedSession, reply: string[], specs: readonly AccumulatorSpec[]): void {
     const { memory } = session;
-    const before = memory.facts.size;
+    const before = memory.weight;
     const watermark = reply[3] === '' || reply[3] === undefined ? memory.watermark : Math.max(memory.watermark, Number(reply[3]));
     for (let i = 5; i + 2 < reply.length; i += 3) {
       const factId = reply[i] as string;
@@ -603,7 +606,7 @@ export class RedisSessionStore implements SessionStore {
     memory.version = Number(reply[2]);
     session.stamp = reply[1] ?? '';
     session.fired = parseFired(reply[4] ?? '[]');
-    this.#weigh(id, session, memory.facts.size - before);
+    this.#weigh(id, session, memory.weight - before);
   }
 
   /** Marks the session most recently used and adds `delta` to the cache's weight, dropping the least recently used. */
@@ -630,7 +633,7 @@ export class RedisSessionStore implements SessionStore {
     const cached = this.#cache.get(id);
     if (cached === undefined || (session !== undefined && cached !== session)) return;
     this.#cache.delete(id);
-    this.#cachedWeight -= cached.memory.facts.size + 1;
+    this.#cachedWeight -= cached.memory.weight + 1;
   }
 
   #nextStamp(): string {

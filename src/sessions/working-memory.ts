@@ -68,8 +68,18 @@ interface AccumulatorState {
  * session. So the aggregates are a function of the facts, the specs and the watermark alone, and a working memory built
  * again from stored facts answers exactly as the one that was kept up to date write by write (sums up to float rounding).
  */
+/** A fact's JSON weighs one more fact in a cache for every this many characters: its heap grows with its text. */
+export const FACT_WEIGHT_CHARACTERS = 4_096;
+
+/** One, plus one per FACT_WEIGHT_CHARACTERS of JSON: about 3 KB of heap a unit, as a typical cached fact takes. */
+export function factWeight(fact: StoredFact): number {
+  return 1 + Math.floor(fact.json.length / FACT_WEIGHT_CHARACTERS);
+}
+
 export class WorkingMemory {
   readonly facts: Map<string, StoredFact>;
+  /** The facts' weight (factWeight summed): what a cache of copies bounds. */
+  weight = 0;
   /** Bumped by every applied add or retract. */
   version: number;
   /** Latest `now` of any write, epoch ms; -Infinity before the first. */
@@ -84,6 +94,7 @@ export class WorkingMemory {
     this.facts = facts;
     this.version = version;
     this.watermark = watermark;
+    for (const fact of facts.values()) this.weight += factWeight(fact);
   }
 
   /**
@@ -113,14 +124,19 @@ export class WorkingMemory {
       if (options.evictOldest !== true) return { kind: 'full' };
       for (const oldest of this.#oldestFactIds(this.facts.size - maxFacts + 1)) {
         this.#removeMembers(oldest);
+        this.weight -= factWeight(this.facts.get(oldest) as StoredFact);
         this.facts.delete(oldest);
         this.version += 1;
         evicted.push(oldest);
       }
     }
     if (options.arrival === true && fact.eventTimeMs < this.watermark) fact = { ...fact, eventTimeMs: this.watermark };
-    if (old !== undefined) this.#removeMembers(factId);
+    if (old !== undefined) {
+      this.#removeMembers(factId);
+      this.weight -= factWeight(old);
+    }
     this.facts.set(factId, fact);
+    this.weight += factWeight(fact);
     const members: Member[] = [];
     for (const [accumulatorId, value] of fact.contributions) {
       const state = this.#states.get(accumulatorId);
@@ -161,6 +177,7 @@ export class WorkingMemory {
     if (old === undefined) return undefined;
     this.#removeMembers(factId);
     this.facts.delete(factId);
+    this.weight -= factWeight(old);
     this.version += 1;
     return old;
   }

@@ -248,6 +248,17 @@ describe('Redis session store across instances', () => {
       fire,
     });
 
+  const addInputOf = (factId: string, value: number, at: number) => ({
+    factId,
+    fact: { factId, value },
+    eventTimeMs: at,
+    contributions: specs.map((spec) => ({ accumulatorId: spec.id, value })),
+    specs,
+    now: at,
+    maxFacts: 100,
+    fire: none,
+  });
+
   it('sees what another instance wrote since its copy was read, and answers as one instance would', async () => {
     const id = `s-${randomUUID()}`;
     await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
@@ -547,6 +558,23 @@ describe('Redis session store across instances', () => {
       expect(narrow.cacheStats()).toMatchObject({ sessions: 1, facts: 4, readsLetGo: 2 });
     } finally {
       await narrow.close();
+    }
+  });
+
+  it('weighs a cached fact of long JSON as one fact per 4 KB of it, so large facts cannot fill the heap', async () => {
+    const { client, store: weighed } = await readCountedStore({ cacheFacts: 20 });
+    try {
+      const ids = [`s-${randomUUID()}`, `s-${randomUUID()}`];
+      const long = 'x'.repeat(41_000);
+      for (const id of ids) {
+        await weighed.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
+        await weighed.addFact(id, { ...addInputOf(id, 1, T), fact: { long } });
+      }
+      // Each copy weighs 12 (the session and a fact of 41 KB): the second pushed the first out of a cache of 20.
+      expect(weighed.cacheStats()).toMatchObject({ sessions: 1, facts: 11 });
+    } finally {
+      await weighed.close();
+      client.disconnect();
     }
   });
 

@@ -200,6 +200,25 @@ describe('WorkingMemory', () => {
     expect(memory.add('e', fact(32, 400), specs, 0, 2, { evictOldest: true })).toMatchObject({ evicted: [] });
   });
 
+  it('weighs its facts one each, and one more for every 4 KB of JSON, through adds, replacements, removals and evictions', () => {
+    const fact = (characters: number, eventTimeMs = 0): StoredFact => ({
+      json: `"${'x'.repeat(characters - 2)}"`,
+      eventTimeMs,
+      contributions: [],
+    });
+    const memory = new WorkingMemory(new Map([['held', fact(9_000)]]));
+    expect(memory.weight).toBe(3);
+    memory.add('small', fact(300, 1), [], 0, 10);
+    expect(memory.weight).toBe(4);
+    memory.add('small', fact(4_096, 1), [], 0, 10);
+    expect(memory.weight).toBe(5);
+    memory.retract('held', [], 0);
+    expect(memory.weight).toBe(2);
+    memory.add('big', fact(40_960, 2), [], 0, 1, { evictOldest: true });
+    expect([...memory.facts.keys()]).toEqual(['big']);
+    expect(memory.weight).toBe(11);
+  });
+
   it('makes room for one fact under a lowered limit in one sort, oldest first, ties in the order held', () => {
     const memory = new WorkingMemory();
     const specs: AccumulatorSpec[] = [{ id: 's', fn: 'sum' }];
