@@ -3,7 +3,7 @@
 import type { ConditionNode } from '../contracts/condition-dsl.ts';
 import type { EvaluationResult, ValidationIssue } from '../contracts/evaluation.ts';
 import type { RuleInput } from '../contracts/rule.ts';
-import { RuleEngine, validateCondition } from '../engine/index.ts';
+import { patternSize, RuleEngine, validateCondition } from '../engine/index.ts';
 import { AppError } from '../errors.ts';
 import { describeDslIssues, relocateIssues } from './dsl-errors.ts';
 import type { Facts } from './evaluator.ts';
@@ -38,10 +38,10 @@ export function simulate(catalog: { readonly engine: RuleEngine }, input: Simula
 }
 
 /**
- * Most characters the regex patterns of one request's inline rules may hold in all: they run on the event loop, and a
- * regex search on a long text costs time in proportion to its pattern (docs/dsl.md).
+ * Largest total size (patternSize) of the regex patterns of one request's inline rules: they run on the event loop, and
+ * a regex search on a long text costs time in proportion to its pattern (docs/dsl.md).
  */
-export const MAX_INLINE_PATTERN_CHARACTERS = 10_000;
+export const MAX_INLINE_PATTERN_SIZE = 2_000;
 
 /** Numbers the rules 1..n in input order; every DSL problem of every rule is reported at once, as DSL_ERROR. */
 export function inlineRules(rules: readonly SimulatedRule[]): RuleInput[] {
@@ -51,11 +51,11 @@ export function inlineRules(rules: readonly SimulatedRule[]): RuleInput[] {
     if (!result.valid) issues.push(...relocateIssues(result.errors, `rules[${index}].condition_dsl`));
   });
   if (issues.length > 0) throw new AppError('DSL_ERROR', describeDslIssues(issues));
-  const patterns = rules.reduce((sum, rule) => sum + patternCharacters(rule.condition_dsl), 0);
-  if (patterns > MAX_INLINE_PATTERN_CHARACTERS) {
+  const patterns = rules.reduce((sum, rule) => sum + patternsSize(rule.condition_dsl), 0);
+  if (patterns > MAX_INLINE_PATTERN_SIZE) {
     throw new AppError(
       'VALIDATION_ERROR',
-      `The rules' regex patterns hold ${patterns.toLocaleString('en-US')} characters in all; one simulate request may carry at most ${MAX_INLINE_PATTERN_CHARACTERS.toLocaleString('en-US')}.`,
+      `The rules' regex patterns hold ${patterns.toLocaleString('en-US')} characters in all (a part repeated n times counting n times); one simulate request may carry at most ${MAX_INLINE_PATTERN_SIZE.toLocaleString('en-US')}.`,
     );
   }
   return rules.map((rule, index) => ({
@@ -68,11 +68,11 @@ export function inlineRules(rules: readonly SimulatedRule[]): RuleInput[] {
   }));
 }
 
-/** Characters of every regex pattern in a validated condition. */
-function patternCharacters(node: unknown): number {
+/** The size (patternSize) of every regex pattern in a validated condition, summed. */
+function patternsSize(node: unknown): number {
   if (typeof node !== 'object' || node === null) return 0;
   const fields = node as Record<string, unknown>;
-  let total = fields.op === 'regex' && typeof fields.value === 'string' ? [...fields.value].length : 0;
-  for (const child of Object.values(fields)) total += patternCharacters(child);
+  let total = fields.op === 'regex' && typeof fields.value === 'string' ? patternSize(fields.value) : 0;
+  for (const child of Object.values(fields)) total += patternsSize(child);
   return total;
 }

@@ -94,7 +94,7 @@ export const simulateBody = z
       .max(MAX_INLINE_RULES)
       .optional()
       .describe(
-        'Rules to simulate, given ids 1..n in input order; the stored rules when absent. Their regex patterns may hold at most 10,000 characters in all.',
+        "Rules to simulate, given ids 1..n in input order; the stored rules when absent. Their regex patterns may hold at most 2,000 characters in all, counted as docs/dsl.md counts a pattern's size.",
       ),
     facts: factsSchema,
     domain: domainField.optional(),

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileRegex, LINEAR_SEARCH_FROM, repeatsWithoutBound } from '../../../src/engine/regex-safety.ts';
+import { compileRegex, LINEAR_SEARCH_FROM, patternSize, repeatsWithoutBound } from '../../../src/engine/regex-safety.ts';
 
 describe('repeatsWithoutBound', () => {
   it.each([
@@ -20,6 +20,25 @@ describe('repeatsWithoutBound', () => {
     ['{3,}', true],
   ])('%s: %s', (pattern, expected) => {
     expect(repeatsWithoutBound(pattern)).toBe(expected);
+  });
+});
+
+describe('patternSize', () => {
+  it.each([
+    ['abc', 3],
+    ['x{16}', 17],
+    ['(?:ab|c){3}', 13],
+    ['[a-z]{2,}', 4],
+    ['\\d{3}-\\d{4}', 10],
+    ['a*x', 3],
+    ['(?<name>ab)c', 4],
+    ['(?<=a)b', 3],
+    ['[\\]]{3}', 4],
+    ['😀😀😀', 3],
+    ['(a{0})b', 4],
+    [`(?:${'abcdefghijklmnopqrstuvwxyz'.split('').join('|')}){16}!`, 434],
+  ])('%s: %i', (pattern, expected) => {
+    expect(patternSize(pattern)).toBe(expected);
   });
 });
 

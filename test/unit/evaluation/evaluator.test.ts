@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RuleEngine } from '../../../src/engine/index.ts';
-import { Evaluator, isoTimestamp } from '../../../src/evaluation/evaluator.ts';
+import { Evaluator, isoTimestamp, MAX_TURN_MS } from '../../../src/evaluation/evaluator.ts';
 import { asExecutionRecord, executionIdKey } from '../../../src/store/execution-batches.ts';
 import type { ExecutionRecord, SerializedExecution } from '../../../src/store/types.ts';
 
@@ -137,6 +137,34 @@ describe('Evaluator', () => {
     expect(outcomes.map((outcome) => outcome.fired_rules)).toEqual(facts.map((fact) => (fact.amount > 100 ? [1] : [])));
     expect(new Set(outcomes.map((outcome) => outcome.execution_id)).size).toBe(10);
     expect(recorded.map((record) => [record.source, record.facts])).toEqual(facts.map((fact) => ['bulk', fact]));
+  });
+});
+
+describe('Evaluator bulk on costly facts', () => {
+  it('gives the event loop a turn once a slice has held it for MAX_TURN_MS, however few facts that took', async () => {
+    const slow = {
+      revision: engine.revision,
+      // Each fact holds the event loop past MAX_TURN_MS, as rules with costly regexes over long texts can.
+      evaluate: (...args: Parameters<RuleEngine['evaluate']>) => {
+        const until = performance.now() + MAX_TURN_MS + 2;
+        while (performance.now() < until);
+        return engine.evaluate(...args);
+      },
+    } as unknown as RuleEngine;
+    const evaluator = new Evaluator({ catalog: { engine: slow }, executions: { record: () => undefined }, bulkSliceSize: 1_000 });
+    let turns = 0;
+    let done = false;
+    const count = (): void => {
+      if (done) return;
+      turns += 1;
+      setImmediate(count);
+    };
+    setImmediate(count);
+    const outcomes = await evaluator.bulk([{ amount: 1 }, { amount: 2 }, { amount: 3 }, { amount: 4 }]);
+    done = true;
+    expect(outcomes).toHaveLength(4);
+    // Other work ran between the facts: one turn after each of the first three.
+    expect(turns).toBeGreaterThanOrEqual(3);
   });
 });
 

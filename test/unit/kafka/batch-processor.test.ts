@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FactMessage } from '../../../src/contracts/kafka-messages.ts';
 import { AppError } from '../../../src/errors.ts';
+import { MAX_TURN_MS } from '../../../src/evaluation/evaluator.ts';
 import { BatchProcessor } from '../../../src/kafka/batch-processor.ts';
 import type { InputMessage, KafkaEvaluation } from '../../../src/kafka/result-message.ts';
 
@@ -264,5 +265,31 @@ describe('BatchProcessor', () => {
     processor.forgetPartitionsExcept('facts', new Set([2]));
     expect((await processor.process('facts', 1, [message(0, { facts: {} })])).retry?.attempt).toBe(1);
     expect((await processor.process('facts', 2, [message(0, { facts: {} })])).retry?.attempt).toBe(2);
+  });
+
+  it('gives the event loop a turn once a run has held it for MAX_TURN_MS, however few messages that took', async () => {
+    const slow = (fact: FactMessage): KafkaEvaluation => {
+      const until = performance.now() + MAX_TURN_MS + 2;
+      while (performance.now() < until);
+      return evaluation(fact);
+    };
+    const processor = new BatchProcessor({ decoder: undefined, evaluate: slow, maxUnexpectedAttempts: 3 });
+    let turns = 0;
+    let done = false;
+    const count = (): void => {
+      if (done) return;
+      turns += 1;
+      setImmediate(count);
+    };
+    setImmediate(count);
+    const run = await processor.process(
+      'facts',
+      0,
+      [0, 1, 2, 3].map((i) => message(i, { facts: { amount: i } })),
+    );
+    done = true;
+    expect(run.results).toHaveLength(4);
+    // Heartbeats, HTTP and readiness ran between the messages: one turn after each of the first three.
+    expect(turns).toBeGreaterThanOrEqual(3);
   });
 });
