@@ -133,6 +133,10 @@ const PLAIN_PART = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,79}$/;
 /** An id part idPart hashed: `..` and a SHA-256 in base64url. */
 const HASHED_PART = /^\.\.[A-Za-z0-9_-]{43}$/;
 const MAX_CACHED_RULESETS = 10_000;
+/** Sessions remembered as written under newer rules than the rules store holds (a restore from backup): few, if any. */
+const MAX_CACHED_SESSIONS = 10_000;
+/** Tries of one session write against rules that keep changing under it (each refusal loads the newer rules first). */
+const MAX_RULES_ATTEMPTS = 5;
 const NO_SPECS: readonly AccumulatorSpec[] = Object.freeze([]);
 
 /**
@@ -209,6 +213,8 @@ export class SessionEvaluator {
   readonly #domains = new Map<number, string>();
   /** Store specs per engine and domain, computed once per compiled engine. */
   readonly #specs = new WeakMap<RuleEngine, Map<string, readonly AccumulatorSpec[]>>();
+  /** Sessions written under newer rules than the rules store holds: the engine revision at which that was found. */
+  readonly #aheadOfRules = new Map<string, number>();
 
   constructor(options: SessionEvaluatorOptions) {
     this.#options = options;
@@ -351,7 +357,7 @@ export class SessionEvaluator {
   async retractFact(sessionId: string, factId: string): Promise<SessionEvaluation> {
     const started = performance.now();
     const scope = await this.#scopeOf(sessionId);
-    return this.#underNewestRules(async (checked) => {
+    return this.#underNewestRules(sessionId, async (checked) => {
       const engine = this.#options.catalog.engine;
       const evaluation = new LatestEvaluation(engine, scope.domain, {});
       const retracted = await this.#options.sessions.retractFact(sessionId, factId, {
@@ -388,7 +394,7 @@ export class SessionEvaluator {
     evictOldest: boolean,
     record: boolean,
   ): Promise<SessionEvaluation | undefined> {
-    return this.#underNewestRules(async (checked) => {
+    return this.#underNewestRules(sessionId, async (checked) => {
       const engine = this.#options.catalog.engine;
       const accumulators = engine.accumulators(scope.domain);
       const now = this.#clock();
@@ -429,19 +435,27 @@ export class SessionEvaluator {
   /**
    * Runs a write until the store takes it: a session last written under newer rules than this instance holds (another
    * instance saw a change first) refuses it, and the rules are loaded up to that revision before it is worked out again.
-   * Should the store of rules itself be behind the session (restored from a backup), its rules are the newest there are,
-   * and the write goes without the check.
+   * Should the store of rules itself be behind the session (restored from a backup), its rules are the newest there are:
+   * the write goes without the check, and so do the session's next ones while the rules stay at that revision, so they
+   * neither read the rules again nor are refused each time.
    */
-  async #underNewestRules<T>(write: (checked: boolean) => Promise<T>): Promise<T> {
-    let checked = true;
+  async #underNewestRules<T>(sessionId: string, write: (checked: boolean) => Promise<T>): Promise<T> {
+    const catalog = this.#options.catalog;
+    let checked = this.#aheadOfRules.get(sessionId) !== catalog.engine.revision;
     for (let attempt = 1; ; attempt += 1) {
       try {
         return await write(checked);
       } catch (error) {
         if (!(error instanceof NewerRulesError)) throw error;
-        if (attempt >= 3) throw new AppError('UNAVAILABLE', 'The rules changed again while this session write was evaluated; retry.');
-        await this.#options.catalog.reload?.(error.revision);
-        checked = this.#options.catalog.engine.revision >= error.revision;
+        if (attempt >= MAX_RULES_ATTEMPTS) {
+          throw new AppError('UNAVAILABLE', 'The rules changed again while this session write was evaluated; retry.');
+        }
+        await catalog.reload?.(error.revision);
+        checked = catalog.engine.revision >= error.revision;
+        if (!checked) {
+          if (this.#aheadOfRules.size >= MAX_CACHED_SESSIONS) this.#aheadOfRules.clear();
+          this.#aheadOfRules.set(sessionId, catalog.engine.revision);
+        }
       }
     }
   }

@@ -50,8 +50,8 @@ describe('session writes from instances holding different rules revisions', () =
     admin.disconnect();
   });
 
-  async function instance(): Promise<{ catalog: RuleCatalog; sessions: SessionEvaluator }> {
-    const catalog = await RuleCatalog.open({ rules: source });
+  async function instance(rulesSource = source): Promise<{ catalog: RuleCatalog; sessions: SessionEvaluator }> {
+    const catalog = await RuleCatalog.open({ rules: rulesSource });
     const store = await openRedisSessionStore({ url, keyPrefix: prefix });
     stores.push(store);
     const sessions = new SessionEvaluator({
@@ -82,5 +82,29 @@ describe('session writes from instances holding different rules revisions', () =
     expect(b.catalog.revision).toBe(2);
     const third = await a.sessions.addFact(session.id, 'e3', { type: 'f' });
     expect(third).toMatchObject({ revision: 2, activated: [], deactivated: [], fact_count: 3 });
+  });
+
+  it('writes a session ahead of a restored rules store without the check once it found so, not reading the rules again', async () => {
+    let restored = { revision: 5, rules: [countAtLeast(1, 1)] };
+    let snapshots = 0;
+    const counted = {
+      snapshot: async () => {
+        snapshots += 1;
+        return restored;
+      },
+    };
+    const a = await instance(counted);
+    const session = await a.sessions.create(1, 600);
+    await a.sessions.addFact(session.id, 'e0', { type: 'f' });
+    // The rules store comes back from a backup at revision 3: its rules are the newest there are.
+    restored = { revision: 3, rules: [countAtLeast(1, 1), countAtLeast(2, 2)] };
+    const b = await instance(counted);
+    snapshots = 0;
+    const concurrent = await Promise.all(Array.from({ length: 16 }, (_, i) => b.sessions.addFact(session.id, `c${i}`, { type: 'f' })));
+    for (let i = 0; i < 24; i += 1) await b.sessions.addFact(session.id, `s${i}`, { type: 'f' });
+    expect(concurrent.every((written) => written.revision === 3)).toBe(true);
+    expect((await b.sessions.get(session.id)).fact_count).toBe(41);
+    // At most one read of the rules per write refused before the session was known to be ahead, none after.
+    expect(snapshots).toBeLessThanOrEqual(16);
   });
 });
