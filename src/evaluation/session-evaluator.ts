@@ -385,7 +385,7 @@ export class SessionEvaluator {
     });
   }
 
-  async #add(
+  #add(
     sessionId: string,
     scope: Scope,
     factId: string,
@@ -439,23 +439,30 @@ export class SessionEvaluator {
    * the write goes without the check, and so do the session's next ones while the rules stay at that revision, so they
    * neither read the rules again nor are refused each time.
    */
-  async #underNewestRules<T>(sessionId: string, write: (checked: boolean) => Promise<T>): Promise<T> {
+  #underNewestRules<T>(sessionId: string, write: (checked: boolean) => Promise<T>): Promise<T> {
+    const checked = this.#aheadOfRules.get(sessionId) !== this.#options.catalog.engine.revision;
+    // No async frame of its own on the way of every write: only a refusal goes through the retries.
+    return write(checked).catch((error: unknown) => this.#retryUnderNewerRules(sessionId, write, error));
+  }
+
+  async #retryUnderNewerRules<T>(sessionId: string, write: (checked: boolean) => Promise<T>, refusal: unknown): Promise<T> {
     const catalog = this.#options.catalog;
-    let checked = this.#aheadOfRules.get(sessionId) !== catalog.engine.revision;
+    let error = refusal;
     for (let attempt = 1; ; attempt += 1) {
+      if (!(error instanceof NewerRulesError)) throw error;
+      if (attempt >= MAX_RULES_ATTEMPTS) {
+        throw new AppError('UNAVAILABLE', 'The rules changed again while this session write was evaluated; retry.');
+      }
+      await catalog.reload?.(error.revision);
+      const checked = catalog.engine.revision >= error.revision;
+      if (!checked) {
+        if (this.#aheadOfRules.size >= MAX_CACHED_SESSIONS) this.#aheadOfRules.clear();
+        this.#aheadOfRules.set(sessionId, catalog.engine.revision);
+      }
       try {
         return await write(checked);
-      } catch (error) {
-        if (!(error instanceof NewerRulesError)) throw error;
-        if (attempt >= MAX_RULES_ATTEMPTS) {
-          throw new AppError('UNAVAILABLE', 'The rules changed again while this session write was evaluated; retry.');
-        }
-        await catalog.reload?.(error.revision);
-        checked = catalog.engine.revision >= error.revision;
-        if (!checked) {
-          if (this.#aheadOfRules.size >= MAX_CACHED_SESSIONS) this.#aheadOfRules.clear();
-          this.#aheadOfRules.set(sessionId, catalog.engine.revision);
-        }
+      } catch (next) {
+        error = next;
       }
     }
   }
