@@ -236,19 +236,7 @@ describe('Redis session store across instances', () => {
     };
     return { client, store, counter };
   };
-  const add = (client: RedisSessionStore, id: string, factId: string, value: number, at: number, fire: () => number[] = none) =>
-    client.addFact(id, {
-      factId,
-      fact: { factId, value },
-      eventTimeMs: at,
-      contributions: specs.map((spec) => ({ accumulatorId: spec.id, value })),
-      specs,
-      now: at,
-      maxFacts: 100,
-      fire,
-    });
-
-  const addInputOf = (factId: string, value: number, at: number) => ({
+  const addInputOf = (factId: string, value: number, at: number, fire: () => number[] = none) => ({
     factId,
     fact: { factId, value },
     eventTimeMs: at,
@@ -256,8 +244,10 @@ describe('Redis session store across instances', () => {
     specs,
     now: at,
     maxFacts: 100,
-    fire: none,
+    fire,
   });
+  const add = (client: RedisSessionStore, id: string, factId: string, value: number, at: number, fire: () => number[] = none) =>
+    client.addFact(id, addInputOf(factId, value, at, fire));
 
   it('sees what another instance wrote since its copy was read, and answers as one instance would', async () => {
     const id = `s-${randomUUID()}`;

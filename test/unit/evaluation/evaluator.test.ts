@@ -4,6 +4,7 @@ import { RuleEngine } from '../../../src/engine/index.ts';
 import { Evaluator, isoTimestamp, MAX_TURN_MS } from '../../../src/evaluation/evaluator.ts';
 import { asExecutionRecord, executionIdKey } from '../../../src/store/execution-batches.ts';
 import type { ExecutionRecord, SerializedExecution } from '../../../src/store/types.ts';
+import { turnsDuring } from '../../helpers/event-loop-turns.ts';
 
 const engine = RuleEngine.compile(
   [
@@ -152,16 +153,9 @@ describe('Evaluator bulk on costly facts', () => {
       },
     } as unknown as RuleEngine;
     const evaluator = new Evaluator({ catalog: { engine: slow }, executions: { record: () => undefined }, bulkSliceSize: 1_000 });
-    let turns = 0;
-    let done = false;
-    const count = (): void => {
-      if (done) return;
-      turns += 1;
-      setImmediate(count);
-    };
-    setImmediate(count);
-    const outcomes = await evaluator.bulk([{ amount: 1 }, { amount: 2 }, { amount: 3 }, { amount: 4 }]);
-    done = true;
+    const { result: outcomes, turns } = await turnsDuring(() =>
+      evaluator.bulk([{ amount: 1 }, { amount: 2 }, { amount: 3 }, { amount: 4 }]),
+    );
     expect(outcomes).toHaveLength(4);
     // Other work ran between the facts: one turn after each of the first three.
     expect(turns).toBeGreaterThanOrEqual(3);

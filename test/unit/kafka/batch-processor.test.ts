@@ -4,6 +4,7 @@ import { AppError } from '../../../src/errors.ts';
 import { MAX_TURN_MS } from '../../../src/evaluation/evaluator.ts';
 import { BatchProcessor } from '../../../src/kafka/batch-processor.ts';
 import type { InputMessage, KafkaEvaluation } from '../../../src/kafka/result-message.ts';
+import { turnsDuring } from '../../helpers/event-loop-turns.ts';
 
 let nextId = 0;
 function evaluation(fact: FactMessage): KafkaEvaluation {
@@ -274,20 +275,13 @@ describe('BatchProcessor', () => {
       return evaluation(fact);
     };
     const processor = new BatchProcessor({ decoder: undefined, evaluate: slow, maxUnexpectedAttempts: 3 });
-    let turns = 0;
-    let done = false;
-    const count = (): void => {
-      if (done) return;
-      turns += 1;
-      setImmediate(count);
-    };
-    setImmediate(count);
-    const run = await processor.process(
-      'facts',
-      0,
-      [0, 1, 2, 3].map((i) => message(i, { facts: { amount: i } })),
+    const { result: run, turns } = await turnsDuring(() =>
+      processor.process(
+        'facts',
+        0,
+        [0, 1, 2, 3].map((i) => message(i, { facts: { amount: i } })),
+      ),
     );
-    done = true;
     expect(run.results).toHaveLength(4);
     // Heartbeats, HTTP and readiness ran between the messages: one turn after each of the first three.
     expect(turns).toBeGreaterThanOrEqual(3);
