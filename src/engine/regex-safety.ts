@@ -41,11 +41,11 @@ export function regexProblem(pattern: string, options: RegexCheckOptions = {}): 
   if (!safeRegex(pattern)) {
     return 'regular expression may backtrack catastrophically (nested quantifiers such as (a+)+, more than 25 repetitions, or syntax the safety check cannot read); simplify it';
   }
-  if (options.stored !== true && patternSize(pattern) > MAX_PATTERN_SIZE) {
-    return `regular expression must be at most ${MAX_PATTERN_SIZE} characters, a part repeated n times (x{n}) counting n times; a list of alternatives is better written with in`;
-  }
   if (options.stored !== true && !runsInLinearTime(pattern)) {
     return 'regular expression cannot be bounded in time: back-references, lookahead and lookbehind are refused, and so are counts above 16 (write x{1,30} as x{1,16}x{0,14})';
+  }
+  if (options.stored !== true && patternSize(pattern) > MAX_PATTERN_SIZE) {
+    return `regular expression must be at most ${MAX_PATTERN_SIZE} characters, a part repeated n times (x{n}) counting n times; a list of alternatives is better written with in`;
   }
   return undefined;
 }
@@ -76,7 +76,8 @@ const COUNT = /\{(\d+)(,?)(\d*)\}/y;
 
 /**
  * A pattern's size with its counted repeats written out (`x{16}` is 16, `(?:ab|c){3}` 12): what the engines' work grows
- * with. Each character, escape and character class counts one, each group and quantifier one more.
+ * with. Each character and escape counts one, a character class as many as the characters inside its brackets, each
+ * group and quantifier one more.
  */
 export function patternSize(pattern: string): number {
   const chars = [...pattern];
@@ -93,9 +94,11 @@ export function patternSize(pattern: string): number {
       i += 1;
       atom(1);
     } else if (char === '[') {
-      // Up to the unescaped `]`: in JavaScript a `]` right after `[` closes an empty class.
+      // Up to the unescaped `]` (in JavaScript a `]` right after `[` closes an empty class); a class costs a search as
+      // much as the characters and ranges it lists.
+      const start = i;
       for (i += 1; i < chars.length && chars[i] !== ']'; i += 1) if (chars[i] === '\\') i += 1;
-      atom(1);
+      atom(Math.max(1, i - start - 1));
     } else if (char === '(') {
       if (chars[i + 1] === '?') {
         // The group's own syntax: (?:, (?=, (?!, (?<=, (?<! or (?<name>.

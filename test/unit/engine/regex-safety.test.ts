@@ -28,14 +28,18 @@ describe('patternSize', () => {
     ['abc', 3],
     ['x{16}', 17],
     ['(?:ab|c){3}', 13],
-    ['[a-z]{2,}', 4],
+    ['[a-z]{2,}', 10],
+    ['[]x', 2],
+    ['[^abc]', 4],
     ['\\d{3}-\\d{4}', 10],
     ['a*x', 3],
     ['(?<name>ab)c', 4],
     ['(?<=a)b', 3],
-    ['[\\]]{3}', 4],
+    ['[\\]]{3}', 7],
     ['😀😀😀', 3],
     ['(a{0})b', 4],
+    // Thousands of ranges in one class made a search slow while counting one.
+    [`[${'\u4e00\u4e02'.repeat(100)}]{16}z`, 3_202],
     [`(?:${'abcdefghijklmnopqrstuvwxyz'.split('').join('|')}){16}!`, 434],
   ])('%s: %i', (pattern, expected) => {
     expect(patternSize(pattern)).toBe(expected);

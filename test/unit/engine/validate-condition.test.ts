@@ -210,7 +210,9 @@ describe('validateCondition reports', () => {
     const list = `^(${Array.from({ length: 70 }, (_, i) => `c${String(i).padStart(3, '0')}`).join('|')})$`;
     // 60 characters, but the 26 alternatives are repeated 16 times: 115 ms a search over 10,000 characters.
     const repeated = `(?:${'abcdefghijklmnopqrstuvwxyz'.split('').join('|')}){16}!`;
-    for (const pattern of [list, repeated]) {
+    // A class of 300 characters repeated: 300 ranges to look through at every step of a search.
+    const classes = `[${'\u4e00\u4e02\u4e04'.repeat(100)}]z`;
+    for (const pattern of [list, repeated, classes]) {
       expect(validateCondition(leaf('name', 'regex', pattern)).errors, pattern).toEqual([
         {
           path: 'root.value',
