@@ -213,8 +213,8 @@ export class SessionEvaluator {
   readonly #domains = new Map<number, string>();
   /** Store specs per engine and domain, computed once per compiled engine. */
   readonly #specs = new WeakMap<RuleEngine, Map<string, readonly AccumulatorSpec[]>>();
-  /** Sessions written under newer rules than the rules store holds: the engine revision at which that was found. */
-  readonly #aheadOfRules = new Map<string, number>();
+  /** Sessions written under newer rules than the rules store holds: their revision, and the engine's when that was found. */
+  readonly #aheadOfRules = new Map<string, { readonly session: number; readonly engine: number }>();
 
   constructor(options: SessionEvaluatorOptions) {
     this.#options = options;
@@ -357,14 +357,14 @@ export class SessionEvaluator {
   async retractFact(sessionId: string, factId: string): Promise<SessionEvaluation> {
     const started = performance.now();
     const scope = await this.#scopeOf(sessionId);
-    return this.#underNewestRules(sessionId, async (checked) => {
+    return this.#underNewestRules(sessionId, async (revision) => {
       const engine = this.#options.catalog.engine;
       const evaluation = new LatestEvaluation(engine, scope.domain, {});
       const retracted = await this.#options.sessions.retractFact(sessionId, factId, {
         specs: this.#specsOf(engine, scope.domain),
         now: this.#clock(),
         fire: evaluation.fire,
-        revision: checked ? engine.revision : undefined,
+        revision,
       });
       if (retracted === undefined) throw sessionNotFound(sessionId);
       if (!retracted.removed) throw new AppError('NOT_FOUND', `Session '${sessionId}' holds no fact '${factId}'.`);
@@ -394,7 +394,7 @@ export class SessionEvaluator {
     evictOldest: boolean,
     record: boolean,
   ): Promise<SessionEvaluation | undefined> {
-    return this.#underNewestRules(sessionId, async (checked) => {
+    return this.#underNewestRules(sessionId, async (revision) => {
       const engine = this.#options.catalog.engine;
       const accumulators = engine.accumulators(scope.domain);
       const now = this.#clock();
@@ -412,7 +412,7 @@ export class SessionEvaluator {
         now,
         maxFacts: this.#options.maxFacts,
         fire: evaluation.fire,
-        revision: checked ? engine.revision : undefined,
+        revision,
       });
       if (added === undefined) return undefined;
       // A duplicate reports the change its first add stored; its rules are evaluated here, as the store applied nothing.
@@ -433,19 +433,22 @@ export class SessionEvaluator {
   }
 
   /**
-   * Runs a write until the store takes it: a session last written under newer rules than this instance holds (another
-   * instance saw a change first) refuses it, and the rules are loaded up to that revision before it is worked out again.
-   * Should the store of rules itself be behind the session (restored from a backup), its rules are the newest there are:
-   * the write goes without the check, and so do the session's next ones while the rules stay at that revision, so they
-   * neither read the rules again nor are refused each time.
+   * Runs a write until the store takes it, `write` naming the rules revision it claims to be evaluated under: a session
+   * last written under newer rules than this instance holds (another instance saw a change first) refuses it, and the
+   * rules are loaded up to that revision before it is worked out again. Should the store of rules itself be behind the
+   * session (restored from a backup), its rules are the newest there are: the write claims the session's revision, and so
+   * do the session's next ones while this instance's rules stay where they were, so they are neither refused nor read the
+   * rules again; a write under still newer rules (the store moved on, another instance heard first) is refused as usual.
    */
-  #underNewestRules<T>(sessionId: string, write: (checked: boolean) => Promise<T>): Promise<T> {
-    const checked = this.#aheadOfRules.get(sessionId) !== this.#options.catalog.engine.revision;
+  #underNewestRules<T>(sessionId: string, write: (revision: number) => Promise<T>): Promise<T> {
+    const engine = this.#options.catalog.engine.revision;
+    const ahead = this.#aheadOfRules.get(sessionId);
+    const claimed = ahead !== undefined && ahead.engine === engine ? ahead.session : engine;
     // No async frame of its own on the way of every write: only a refusal goes through the retries.
-    return write(checked).catch((error: unknown) => this.#retryUnderNewerRules(sessionId, write, error));
+    return write(claimed).catch((error: unknown) => this.#retryUnderNewerRules(sessionId, write, error));
   }
 
-  async #retryUnderNewerRules<T>(sessionId: string, write: (checked: boolean) => Promise<T>, refusal: unknown): Promise<T> {
+  async #retryUnderNewerRules<T>(sessionId: string, write: (revision: number) => Promise<T>, refusal: unknown): Promise<T> {
     const catalog = this.#options.catalog;
     let error = refusal;
     for (let attempt = 1; ; attempt += 1) {
@@ -454,13 +457,15 @@ export class SessionEvaluator {
         throw new AppError('UNAVAILABLE', 'The rules changed again while this session write was evaluated; retry.');
       }
       await catalog.reload?.(error.revision);
-      const checked = catalog.engine.revision >= error.revision;
-      if (!checked) {
+      const engine = catalog.engine.revision;
+      let claimed = engine;
+      if (engine < error.revision) {
         if (this.#aheadOfRules.size >= MAX_CACHED_SESSIONS) this.#aheadOfRules.clear();
-        this.#aheadOfRules.set(sessionId, catalog.engine.revision);
+        this.#aheadOfRules.set(sessionId, { session: error.revision, engine });
+        claimed = error.revision;
       }
       try {
-        return await write(checked);
+        return await write(claimed);
       } catch (next) {
         error = next;
       }

@@ -107,4 +107,24 @@ describe('session writes from instances holding different rules revisions', () =
     // At most one read of the rules per write refused before the session was known to be ahead, none after.
     expect(snapshots).toBeLessThanOrEqual(16);
   });
+
+  it('still refuses an instance behind once the restored rules store moved on past the session, after a write went through', async () => {
+    let current = { revision: 10, rules: [countAtLeast(1, 1)] };
+    const moving = { snapshot: async () => current };
+    const first = await instance(moving);
+    const session = await first.sessions.create(1, 600);
+    await first.sessions.addFact(session.id, 'e0', { type: 'f' });
+    // Restored at 5: the instance opened on it writes the session ahead of it.
+    current = { revision: 5, rules: [countAtLeast(1, 1)] };
+    const a = await instance(moving);
+    expect(await a.sessions.addFact(session.id, 'a1', { type: 'f' })).toMatchObject({ revision: 5, fired_rules: [1] });
+    // The store moves on to 11, adding rule 2; an instance that heard of it writes the session first.
+    current = { revision: 11, rules: [countAtLeast(1, 1), countAtLeast(2, 2)] };
+    const b = await instance(moving);
+    expect(await b.sessions.addFact(session.id, 'b1', { type: 'f' })).toMatchObject({ revision: 11, activated: [], deactivated: [] });
+    // a has not heard of 11: its write is refused, it loads 11, and a2 counts for rule 2 beside b1.
+    const behind = await a.sessions.addFact(session.id, 'a2', { type: 'f' });
+    expect(behind).toMatchObject({ revision: 11, activated: [2], deactivated: [] });
+    expect([...behind.fired_rules].sort()).toEqual([1, 2]);
+  });
 });
