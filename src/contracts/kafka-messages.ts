@@ -74,8 +74,8 @@ export const sessionResultMessageSchema = z
       .optional()
       .describe(
         'Present when the whole result would pass KAFKA_MAX_RESULT_BYTES: fired_rules and actions are then empty, the ' +
-          'change (activated, deactivated) is whole, and GET /api/v1/executions/{execution_id} holds the rest. The ' +
-          'write was applied, so its change is published rather than dead-lettered.',
+          'change (activated, deactivated) is whole, and GET /api/v1/executions/{execution_id} holds the rest (unless ' +
+          'KAFKA_RECORD_EXECUTIONS=false). The write was applied, so its change is published rather than dead-lettered.',
       ),
   })
   .describe('The evaluation of a session after one fact message, written to the results topic.');

@@ -133,7 +133,7 @@ export class BatchProcessor {
           else if ('session' in outcome) {
             // The write was applied: its change must reach downstream, so it goes without the fired rules and actions.
             const truncated = truncatedSessionResultRecord(message, outcome.session, source);
-            tooLarge = this.#oversized(truncated);
+            tooLarge = this.#oversized(truncated, true);
             if (tooLarge === undefined) run.results.push(truncated);
             else run.deadLetters.push(this.#deadLetter(message, source, tooLarge));
           } else run.deadLetters.push(this.#deadLetter(message, source, tooLarge));
@@ -220,8 +220,8 @@ export class BatchProcessor {
     }
   }
 
-  /** The dead-letter reason for a result the broker would refuse as too large, else undefined. */
-  #oversized(record: Message): { code: 'PAYLOAD_TOO_LARGE'; detail: string } | undefined {
+  /** The dead-letter reason for a result the broker would refuse as too large (`truncated`: even so), else undefined. */
+  #oversized(record: Message, truncated = false): { code: 'PAYLOAD_TOO_LARGE'; detail: string } | undefined {
     const limit = this.#options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
     const recordLimit = this.#options.resultBatchBytes ?? resultBatchBytes(limit);
     const headers = headerBytes(record);
@@ -230,7 +230,9 @@ export class BatchProcessor {
     if (bytes > limit) {
       return {
         code: 'PAYLOAD_TOO_LARGE',
-        detail: `the result is ${bytes} bytes, over the ${limit}-byte limit for one result message (${this.#options.maxResultBytesSource ?? 'KAFKA_MAX_RESULT_BYTES'}); the fact fired too many rules to publish`,
+        detail: truncated
+          ? `the session result is ${bytes} bytes even without its fired rules and actions, over the ${limit}-byte limit for one result message (${this.#options.maxResultBytesSource ?? 'KAFKA_MAX_RESULT_BYTES'}); the write was applied, but its change (activated, deactivated) is too large to publish`
+          : `the result is ${bytes} bytes, over the ${limit}-byte limit for one result message (${this.#options.maxResultBytesSource ?? 'KAFKA_MAX_RESULT_BYTES'}); the fact fired too many rules to publish`,
       };
     }
     // Headers carried from the input count too: the broker would refuse the record for good and hold up its partition.

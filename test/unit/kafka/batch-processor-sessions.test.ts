@@ -302,4 +302,28 @@ describe('BatchProcessor with sessions', () => {
     ]);
     expect(run.results[0]!.headers).toMatchObject({ 'correlation-id': 'c-2' });
   });
+
+  it('dead-letters an applied write whose change alone is too large to publish, saying so', async () => {
+    const sessions = new FakeSessions();
+    sessions.action = 'a'.repeat(2_000);
+    const processor = new BatchProcessor({
+      decoder: undefined,
+      evaluate: stateless,
+      sessions: sessionRouter(sessions, true),
+      maxUnexpectedAttempts: 3,
+      maxResultBytes: 1_000,
+    });
+    // A key of 900 bytes leaves no room for the change either.
+    const key = 'k'.repeat(900);
+    const run = await processor.process(
+      'facts',
+      0,
+      [0, 1, 2].map((i) => message(i, { facts: { n: i }, domain: 'auth' }, key)),
+    );
+    expect(run.results).toEqual([]);
+    expect(run.deadLetters).toHaveLength(1);
+    expect(String(run.deadLetters[0]!.headers?.error_detail)).toMatch(
+      /^the session result is \d+ bytes even without its fired rules and actions, over the 1000-byte limit .*its change \(activated, deactivated\) is too large to publish$/,
+    );
+  });
 });
