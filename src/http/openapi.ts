@@ -30,6 +30,9 @@ export function toOpenApiSchema(schema: z.ZodType, io: 'input' | 'output', hoist
     metadata: components,
     unrepresentable: 'any',
     override: (ctx) => {
+      // `metadata` names the components only; the descriptions `.describe()` gave live in zod's global registry.
+      const description = z.globalRegistry.get(ctx.zodSchema as unknown as z.ZodType)?.description;
+      if (description !== undefined && ctx.jsonSchema.description === undefined) ctx.jsonSchema.description = description;
       if (ctx.zodSchema === conditionDslField) {
         for (const key of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[key];
         ctx.jsonSchema.$ref = `${COMPONENT_PREFIX}ConditionNode`;

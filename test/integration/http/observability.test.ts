@@ -85,6 +85,9 @@ describe('health, readiness and the OpenAPI document', () => {
     expect(JSON.stringify(schemas.ConditionNode)).toContain('"$ref":"#/components/schemas/ConditionNode"');
     expect(schemas.Error).toMatchObject({ required: ['detail', 'error_code'] });
     expect(schemas.Error.properties.error_code.enum).toContain('DSL_ERROR');
+    // Field descriptions given in the zod schemas reach the document.
+    expect(schemas.SessionEvaluation.properties.activated.description).toBe('Rules that hold now and did not after the previous write.');
+    expect(schemas.Error.properties.detail.description).toEqual(expect.any(String));
     const listParameters = document.paths['/api/v1/rules'].get.parameters.map((parameter: { name: string }) => parameter.name);
     expect(listParameters).toEqual(['domain', 'enabled', 'tag', 'limit', 'cursor']);
     // Every $ref points at a component the document defines.
