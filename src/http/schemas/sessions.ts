@@ -27,7 +27,9 @@ export const createSessionBody = z
       .min(1, 'ttl_seconds must be at least 1')
       .max(MAX_TTL_SECONDS, `ttl_seconds must be at most ${MAX_TTL_SECONDS} (7 days)`)
       .optional()
-      .describe(`Idle time before the session expires, refreshed by every write; default ${DEFAULT_TTL_SECONDS} (one hour).`),
+      .describe(
+        `Idle time before the session expires; a write moves the expiry to its time + ttl once it has fallen more than ttl / 16 behind (docs/sessions.md); default ${DEFAULT_TTL_SECONDS} (one hour).`,
+      ),
   })
   .register(components, { id: 'CreateSessionRequest' });
 
