@@ -22,6 +22,22 @@ describe('rule changelog', () => {
     }
   });
 
+  /** A changelog following `topic` in a group of its own, and the revisions it asked its catalog to reload to. */
+  function following(topic: string, groupId: string, logger = pino({ level: 'silent' })) {
+    const targets: (number | undefined)[] = [];
+    const changelog = new RuleChangelog({
+      kafka,
+      admin,
+      topic,
+      groupId,
+      reload: async (revision) => {
+        targets.push(revision);
+      },
+      logger,
+    });
+    return { changelog, targets };
+  }
+
   it('reads a change published before its consumer took a position, not only those that come after', async () => {
     // Published while this instance was starting: after its catalog's load read the store, before its changelog joined.
     const change = { revision: 41, rule_id: 7, change: 'update' as const, at: new Date().toISOString() };
@@ -30,17 +46,7 @@ describe('rule changelog', () => {
     await producer.send({ topic: topics.changelog, messages: [{ key: changeKey(change), value: JSON.stringify(change) }] });
     await producer.disconnect();
 
-    const targets: (number | undefined)[] = [];
-    const changelog = new RuleChangelog({
-      kafka,
-      admin,
-      topic: topics.changelog,
-      groupId: `${topics.group}.changelog.a`,
-      reload: async (revision) => {
-        targets.push(revision);
-      },
-      logger: pino({ level: 'silent' }),
-    });
+    const { changelog, targets } = following(topics.changelog, `${topics.group}.changelog.a`);
     await changelog.start();
     try {
       expect(await eventually(() => targets.includes(41), 10_000)).toBe(true);
@@ -64,17 +70,7 @@ describe('rule changelog', () => {
     }) as typeof logger.warn;
     const own = uniqueTopics('changelog-crash');
     await admin.createTopics({ topics: [{ topic: own.changelog, numPartitions: 1 }], waitForLeaders: true });
-    const targets: (number | undefined)[] = [];
-    const changelog = new RuleChangelog({
-      kafka,
-      admin,
-      topic: own.changelog,
-      groupId: `${own.group}.changelog.b`,
-      reload: async (revision) => {
-        targets.push(revision);
-      },
-      logger,
-    });
+    const { changelog, targets } = following(own.changelog, `${own.group}.changelog.b`, logger);
     await changelog.start();
     const producer = kafka.producer();
     await producer.connect();
@@ -94,17 +90,7 @@ describe('rule changelog', () => {
   it('makes its topic again, compacted, when it is deleted under it, and follows the changes published there after', async () => {
     const own = uniqueTopics('changelog-deleted');
     await admin.createTopics({ topics: [{ topic: own.changelog, numPartitions: 1 }], waitForLeaders: true });
-    const targets: (number | undefined)[] = [];
-    const changelog = new RuleChangelog({
-      kafka,
-      admin,
-      topic: own.changelog,
-      groupId: `${own.group}.changelog.c`,
-      reload: async (revision) => {
-        targets.push(revision);
-      },
-      logger: pino({ level: 'silent' }),
-    });
+    const { changelog, targets } = following(own.changelog, `${own.group}.changelog.c`);
     await changelog.start();
     const producer = kafka.producer();
     try {

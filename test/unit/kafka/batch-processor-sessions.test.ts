@@ -79,6 +79,20 @@ function processorFor(sessions: FakeSessions, streaming = false): BatchProcessor
   });
 }
 
+/** Streaming over sessions whose rule 1 has a 2,000-character action, results limited to 1,000 bytes. */
+function streamingWithLongActions(): { sessions: FakeSessions; processor: BatchProcessor } {
+  const sessions = new FakeSessions();
+  sessions.action = 'a'.repeat(2_000);
+  const processor = new BatchProcessor({
+    decoder: undefined,
+    evaluate: stateless,
+    sessions: sessionRouter(sessions, true),
+    maxUnexpectedAttempts: 3,
+    maxResultBytes: 1_000,
+  });
+  return { sessions, processor };
+}
+
 describe('BatchProcessor with sessions', () => {
   it('publishes a session result per session fact, carrying key and headers, beside stateless results', async () => {
     const sessions = new FakeSessions();
@@ -280,15 +294,7 @@ describe('BatchProcessor with sessions', () => {
   });
 
   it('publishes the change of an applied write whose whole result is too large, without its fired rules and actions', async () => {
-    const sessions = new FakeSessions();
-    sessions.action = 'a'.repeat(2_000);
-    const processor = new BatchProcessor({
-      decoder: undefined,
-      evaluate: stateless,
-      sessions: sessionRouter(sessions, true),
-      maxUnexpectedAttempts: 3,
-      maxResultBytes: 1_000,
-    });
+    const { sessions, processor } = streamingWithLongActions();
     const run = await processor.process(
       'facts',
       0,
@@ -304,15 +310,7 @@ describe('BatchProcessor with sessions', () => {
   });
 
   it('dead-letters an applied write whose change alone is too large to publish, saying so', async () => {
-    const sessions = new FakeSessions();
-    sessions.action = 'a'.repeat(2_000);
-    const processor = new BatchProcessor({
-      decoder: undefined,
-      evaluate: stateless,
-      sessions: sessionRouter(sessions, true),
-      maxUnexpectedAttempts: 3,
-      maxResultBytes: 1_000,
-    });
+    const { sessions, processor } = streamingWithLongActions();
     // A key of 900 bytes leaves no room for the change either.
     const key = 'k'.repeat(900);
     const run = await processor.process(
@@ -320,6 +318,7 @@ describe('BatchProcessor with sessions', () => {
       0,
       [0, 1, 2].map((i) => message(i, { facts: { n: i }, domain: 'auth' }, key)),
     );
+    expect(sessions.applied).toHaveLength(3);
     expect(run.results).toEqual([]);
     expect(run.deadLetters).toHaveLength(1);
     expect(String(run.deadLetters[0]!.headers?.error_detail)).toMatch(
