@@ -206,11 +206,12 @@ export class MemorySessionStore implements SessionStore {
     return session;
   }
 
-  // As in Redis: the expiry moves only once it has fallen more than ttl / 16 behind, so both stores report the same.
+  // As in Redis: with less than a whole TTL left, the expiry moves to ttl + ttl / 16 past the write.
   #touch(session: MemorySession, now: number): void {
-    if (now + session.ttlMs - session.expiresAt <= refreshSlackMs(session.ttlMs)) return;
-    session.expiresAt = now + session.ttlMs;
-    session.deadline = this.#clock() + session.ttlMs;
+    if (session.expiresAt - now >= session.ttlMs) return;
+    const refreshed = session.ttlMs + refreshSlackMs(session.ttlMs);
+    session.expiresAt = now + refreshed;
+    session.deadline = this.#clock() + refreshed;
   }
 }
 

@@ -11,7 +11,10 @@ const ID_PATTERN = /^[A-Za-z0-9._:-]{1,200}$/;
 const ONLY_DOTS = /^\.+$/;
 const FUNCTIONS = new Set(['count', 'sum', 'avg', 'min', 'max']);
 
-/** A write refreshes a session's TTL only once its expiry is more than this behind now + ttl (write-session.lua agrees). */
+/**
+ * How far past now + ttl a write moves the expiry when less than ttl is left (write-session.lua agrees): the next writes
+ * within it need not refresh.
+ */
 export function refreshSlackMs(ttlMs: number): number {
   return Math.floor(ttlMs / 16);
 }

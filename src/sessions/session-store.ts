@@ -25,9 +25,9 @@ export interface SessionInfo {
   /** Epoch ms. */
   readonly createdAt: number;
   /**
-   * Epoch ms (the writers' clock) when the session expires unless written to again. A write that changes the session
-   * moves it to `now + ttl` once it has fallen more than ttl / 16 behind that, so right after a write it lies between
-   * `now + ttl - ttl / 16` and `now + ttl`; it is always the expiry the store really applies.
+   * Epoch ms (the writers' clock) when the session expires unless written to again. A write finding less than ttl left
+   * moves it to `now + ttl + ttl / 16`, so right after a write it lies between `now + ttl` and `now + ttl + ttl / 16`;
+   * it is always the expiry the store really applies.
    */
   readonly expiresAt: number;
   readonly factCount: number;

@@ -28,7 +28,7 @@ export const createSessionBody = z
       .max(MAX_TTL_SECONDS, `ttl_seconds must be at most ${MAX_TTL_SECONDS} (7 days)`)
       .optional()
       .describe(
-        `Idle time before the session expires; a write moves the expiry to its time + ttl once it has fallen more than ttl / 16 behind (docs/sessions.md); default ${DEFAULT_TTL_SECONDS} (one hour).`,
+        `Idle time before the session expires: it lives at least this long past every write, at most ttl / 16 more (docs/sessions.md); default ${DEFAULT_TTL_SECONDS} (one hour).`,
       ),
   })
   .register(components, { id: 'CreateSessionRequest' });

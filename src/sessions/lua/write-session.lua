@@ -29,8 +29,9 @@
            fact id, fact JSON or '' (gone), contribution record or ''}
         | {'OK', then per write: the stored change JSON for a touch, else ''}.
 
-  TTLs: writes refresh every key's TTL (and meta expires_at, now + ttl_ms for the latest now among them) only when more
-  than ttl_ms / 16 has passed since the last refresh, by the meta hash's remaining TTL (Redis's clock, not the writers');
+  TTLs: writes refresh every key's TTL to ttl_ms + ttl_ms / 16 (and meta expires_at to that past the latest now among
+  them) when less than ttl_ms is left, by the meta hash's remaining TTL (Redis's clock, not the writers'), so a session
+  lives at least ttl_ms past every write;
   otherwise the other keys get the meta hash's remaining TTL (a key a write created has none yet), so no key outlives
   the session.
 ]]
@@ -144,9 +145,12 @@ if latest then
   -- Decided on Redis's clock, which expires the keys: writers' clocks differ, and one ahead of the rest would otherwise
   -- keep their writes from refreshing until the session expired under them.
   local left = redis.call('PTTL', KEYS[1])
-  if ttl_ms - left > math.floor(ttl_ms / 16) then
-    redis.call('HSET', KEYS[1], 'expires_at', string.format('%.17g', latest + ttl_ms))
-    for i = 1, 5 do redis.call('PEXPIRE', KEYS[i], ttl_ms) end
+  -- Less than a whole TTL left: the session must live ttl_ms past this write, and ttl_ms / 16 more spares the next
+  -- writes of that stretch the five PEXPIREs.
+  if left < ttl_ms then
+    local refreshed = ttl_ms + math.floor(ttl_ms / 16)
+    redis.call('HSET', KEYS[1], 'expires_at', string.format('%.17g', latest + refreshed))
+    for i = 1, 5 do redis.call('PEXPIRE', KEYS[i], refreshed) end
   elseif left > 0 then
     for i = 2, 5 do redis.call('PEXPIRE', KEYS[i], left) end
   end

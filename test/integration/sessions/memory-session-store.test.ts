@@ -46,22 +46,23 @@ describe('in-process session store expiry', () => {
   const none = (): number[] => [];
 
   // One process, one clock: the writes' now decides (the Redis store decides on Redis's clock, which its keys expire by).
-  it('moves expiresAt to now + ttl only once it has fallen more than ttl / 16 behind', async () => {
+  it('keeps the session a whole TTL past every write, moving expiresAt to now + ttl + ttl / 16 when less is left', async () => {
     const store = new MemorySessionStore({ clock: () => T0 });
     try {
       await store.create({ id: 's', rulesetId: 'rs-1', ttlSeconds: 16, now: T0 });
       const add = (factId: string, now: number) =>
         store.addFact('s', { factId, fact: { factId }, eventTimeMs: now, contributions: [], specs: [], now, maxFacts: 10, fire: none });
-      // 16 s TTL: within 1 s of the last refresh a write leaves the expiry where it is.
+      // 16 s TTL: 15 s left at the first write, so the expiry moves to 17 s past it.
       await add('a', T0 + 1000);
-      expect((await store.get('s'))?.expiresAt).toBe(T0 + 16_000);
+      expect((await store.get('s'))?.expiresAt).toBe(T0 + 18_000);
+      // A whole TTL still left: nothing to move.
       await add('b', T0 + 1001);
-      expect((await store.get('s'))?.expiresAt).toBe(T0 + 17_001);
-      // A duplicate refreshes by the same rule.
+      expect((await store.get('s'))?.expiresAt).toBe(T0 + 18_000);
+      // A duplicate keeps the session alive by the same rule.
+      await add('b', T0 + 2000);
+      expect((await store.get('s'))?.expiresAt).toBe(T0 + 18_000);
       await add('b', T0 + 2001);
-      expect((await store.get('s'))?.expiresAt).toBe(T0 + 17_001);
-      await add('b', T0 + 2002);
-      expect((await store.get('s'))?.expiresAt).toBe(T0 + 18_002);
+      expect((await store.get('s'))?.expiresAt).toBe(T0 + 19_001);
       expect((await store.get('s'))?.facts).toEqual({ a: { factId: 'a' }, b: { factId: 'b' } });
     } finally {
       await store.close();
