@@ -71,16 +71,26 @@ function linearEngine(pattern: string): RegExp | undefined {
   }
 }
 
-const OPEN_COUNT = /\{\d+,\}/y;
 const COUNT = /\{(\d+)(,?)(\d*)\}/y;
 
 /**
- * A pattern's size with its counted repeats written out (`x{16}` is 16, `(?:ab|c){3}` 12): what the engines' work grows
+ * A pattern's size with its counted repeats written out (`x{16}` is 16, `(?:ab|c){3}` 13): what the engines' work grows
  * with. Each character and escape counts one, a character class as many as the characters inside its brackets, each
  * group and quantifier one more.
  */
 export function patternSize(pattern: string): number {
+  return readPattern(pattern).size;
+}
+
+/** Whether the pattern has a `*`, `+` or `{n,}` quantifier (escapes and character classes read as such). */
+export function repeatsWithoutBound(pattern: string): boolean {
+  return readPattern(pattern).repeatsWithoutBound;
+}
+
+/** One reading of a pattern's syntax for both: its size, and whether it repeats anything without bound. */
+function readPattern(pattern: string): { size: number; repeatsWithoutBound: boolean } {
   const chars = [...pattern];
+  let unbounded = false;
   // Per open group: its finished alternatives, the sequence being read, and the sequence's last atom (what a count repeats).
   const frames = [{ done: 0, sequence: 0, last: 0 }];
   const top = () => frames[frames.length - 1] as { done: number; sequence: number; last: number };
@@ -90,6 +100,7 @@ export function patternSize(pattern: string): number {
   };
   for (let i = 0; i < chars.length; i += 1) {
     const char = chars[i];
+    const count = char === '{' ? countAt(chars, i) : undefined;
     if (char === '\\') {
       i += 1;
       atom(1);
@@ -115,41 +126,29 @@ export function patternSize(pattern: string): number {
       top().sequence = 0;
       top().last = 0;
     } else if (char === '*' || char === '+' || char === '?') {
+      unbounded ||= char !== '?';
       top().sequence += 1;
-    } else if (char === '{' && countAt(chars, i) !== undefined) {
-      const { times, length } = countAt(chars, i) as { times: number; length: number };
-      top().sequence += top().last * (Math.max(times, 1) - 1) + 1;
-      i += length - 1;
+    } else if (count !== undefined) {
+      unbounded ||= count.open;
+      top().sequence += top().last * (Math.max(count.times, 1) - 1) + 1;
+      i += count.length - 1;
     } else {
       atom(1);
     }
   }
-  return top().done + top().sequence;
+  return { size: top().done + top().sequence, repeatsWithoutBound: unbounded };
 }
 
-/** The count quantifier at `i` (`{n}`, `{n,}`, `{n,m}`): how many times it repeats at most (n + 1 for `{n,}`). */
-function countAt(chars: readonly string[], i: number): { times: number; length: number } | undefined {
+/**
+ * The count quantifier at `i` (`{n}`, `{n,}`, `{n,m}`): how many times it repeats at most (n + 1 for `{n,}`), and
+ * whether it is open-ended.
+ */
+function countAt(chars: readonly string[], i: number): { times: number; open: boolean; length: number } | undefined {
   COUNT.lastIndex = 0;
   const match = COUNT.exec(chars.slice(i, i + 24).join(''));
   if (match === null) return undefined;
   const [whole, low, comma, high] = match as unknown as [string, string, string, string];
-  const times = high !== '' ? Number(high) : comma !== '' ? Number(low) + 1 : Number(low);
-  return { times, length: [...whole].length };
-}
-
-/** Whether the pattern has a `*`, `+` or `{n,}` quantifier (escapes and character classes read as such). */
-export function repeatsWithoutBound(pattern: string): boolean {
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i += 1) {
-    const char = pattern[i];
-    if (char === '\\') i += 1;
-    else if (inClass) inClass = char !== ']';
-    else if (char === '[') inClass = true;
-    else if (char === '*' || char === '+') return true;
-    else if (char === '{') {
-      OPEN_COUNT.lastIndex = i;
-      if (OPEN_COUNT.test(pattern)) return true;
-    }
-  }
-  return false;
+  const open = comma !== '' && high === '';
+  const times = high !== '' ? Number(high) : open ? Number(low) + 1 : Number(low);
+  return { times, open, length: [...whole].length };
 }
