@@ -1,8 +1,8 @@
 // The evaluate use case shared by HTTP (single and bulk) and Kafka: run the engine, record the execution off the hot path.
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { EvaluationResult } from '../contracts/evaluation.ts';
 import type { RuleEngine } from '../engine/index.ts';
 import type { ExecutionRecord, ExecutionsRepository } from '../store/types.ts';
+import { EventLoopTurns } from './event-loop-turns.ts';
 import { newExecutionId } from './execution-id.ts';
 
 export type Facts = Record<string, unknown>;
@@ -57,9 +57,6 @@ export interface EvaluateOptions {
   requestJson?: string | undefined;
 }
 
-/** Longest a bulk request or a Kafka batch holds the event loop between turns, whatever its facts cost (costly regexes). */
-export const MAX_TURN_MS = 10;
-
 export class Evaluator {
   readonly #options: EvaluatorOptions;
   readonly #sliceSize: number;
@@ -90,12 +87,9 @@ export class Evaluator {
   async bulk(facts: readonly Facts[], options: { domain?: string | undefined } = {}): Promise<EvaluationOutcome[]> {
     const engine = this.#options.catalog.engine;
     const results: EvaluationOutcome[] = new Array(facts.length);
-    let turnStarted = performance.now();
+    const turns = new EventLoopTurns(this.#sliceSize);
     for (let index = 0; index < facts.length; index++) {
-      if (index > 0 && (index % this.#sliceSize === 0 || performance.now() - turnStarted > MAX_TURN_MS)) {
-        await yieldToEventLoop();
-        turnStarted = performance.now();
-      }
+      if (turns.due(index)) await turns.take();
       results[index] = this.#run(engine, facts[index]!, options.domain, 'bulk', true);
     }
     return results;

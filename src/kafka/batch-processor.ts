@@ -1,8 +1,7 @@
 // Turns a run of input messages into result and dead-letter records, stopping at the first message that must be retried.
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Message } from 'kafkajs';
 import type { FactMessage, SourcePosition } from '../contracts/kafka-messages.ts';
-import { MAX_TURN_MS } from '../evaluation/evaluator.ts';
+import { EventLoopTurns } from '../evaluation/event-loop-turns.ts';
 import type { SessionEvaluation } from '../evaluation/session-evaluator.ts';
 import type { RegistryDecoder } from './fact-codec.ts';
 import { type DecodedFact, decodeFactValue } from './fact-codec.ts';
@@ -100,13 +99,10 @@ export class BatchProcessor {
     const order = { undecided: false };
     let outcomes: (Outcome | Promise<Outcome>)[] = new Array(count);
     let outcomePending = false;
-    let turnStarted = performance.now();
+    const turns = new EventLoopTurns(EVALUATIONS_PER_TURN);
     for (let index = 0; index < count; index++) {
       // Evaluations run synchronously: a run of costly rules would hold the event loop (HTTP, readiness, heartbeats).
-      if (index > 0 && (index % EVALUATIONS_PER_TURN === 0 || performance.now() - turnStarted > MAX_TURN_MS)) {
-        await yieldToEventLoop();
-        turnStarted = performance.now();
-      }
+      if (turns.due(index)) await turns.take();
       const message = messages[index]!;
       const source: SourcePosition = { topic, partition, offset: message.offset };
       sources[index] = source;

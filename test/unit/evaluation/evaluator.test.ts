@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RuleEngine } from '../../../src/engine/index.ts';
-import { Evaluator, isoTimestamp, MAX_TURN_MS } from '../../../src/evaluation/evaluator.ts';
+import { Evaluator, isoTimestamp } from '../../../src/evaluation/evaluator.ts';
+import { MAX_TURN_MS } from '../../../src/evaluation/event-loop-turns.ts';
 import { asExecutionRecord, executionIdKey } from '../../../src/store/execution-batches.ts';
 import type { ExecutionRecord, SerializedExecution } from '../../../src/store/types.ts';
 import { turnsDuring } from '../../helpers/event-loop-turns.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FactMessage } from '../../../src/contracts/kafka-messages.ts';
 import { AppError } from '../../../src/errors.ts';
-import { MAX_TURN_MS } from '../../../src/evaluation/evaluator.ts';
+import { MAX_TURN_MS } from '../../../src/evaluation/event-loop-turns.ts';
 import { BatchProcessor } from '../../../src/kafka/batch-processor.ts';
 import type { InputMessage, KafkaEvaluation } from '../../../src/kafka/result-message.ts';
 import { turnsDuring } from '../../helpers/event-loop-turns.ts';
