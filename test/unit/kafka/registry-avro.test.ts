@@ -1,6 +1,7 @@
 import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
 import { type AvroType, avroReadOptions, avroToJson, float32Number, MAX_EMPTY_ITEMS } from '../../../src/kafka/registry-avro.ts';
+import { avroLong } from '../../helpers/avro-bytes.ts';
 
 /** Reads Avro bytes (hex or a buffer) with the registry client's options, as the decoder does. */
 const read = (schema: object, bytes: string | Buffer): unknown => {
@@ -8,42 +9,31 @@ const read = (schema: object, bytes: string | Buffer): unknown => {
   return avroToJson(type, type.fromBuffer(typeof bytes === 'string' ? Buffer.from(bytes, 'hex') : bytes));
 };
 
-/** An Avro long (zigzag varint), as a block count or a length is written. */
-const long = (value: number | bigint): Buffer => {
-  let zigzag = BigInt(value) >= 0n ? BigInt(value) * 2n : -BigInt(value) * 2n - 1n;
-  const bytes: number[] = [];
-  do {
-    bytes.push(Number(zigzag & 0x7fn) | (zigzag > 0x7fn ? 0x80 : 0));
-    zigzag >>= 7n;
-  } while (zigzag > 0n);
-  return Buffer.from(bytes);
-};
-
 describe('Avro block counts', () => {
   it('refuses a map block claiming 2^40 entries at once, where it looped without end', () => {
     const schema = { type: 'record', name: 'Attrs', fields: [{ name: 'attrs', type: { type: 'map', values: 'string' } }] };
-    expect(() => read(schema, long(2n ** 40n))).toThrow('a map block of 1099511627776 items cannot fit in the 0 bytes left');
+    expect(() => read(schema, avroLong(2n ** 40n))).toThrow('a map block of 1099511627776 items cannot fit in the 0 bytes left');
   });
 
   it('refuses an array block claiming 2^32-1 items before allocating them, where the heap ran out', () => {
     const schema = { type: 'record', name: 'Tags', fields: [{ name: 'amounts', type: { type: 'array', items: 'int' } }] };
-    expect(() => read(schema, long(2 ** 32 - 1))).toThrow('an array block of 4294967295 items cannot fit in the 0 bytes left');
+    expect(() => read(schema, avroLong(2 ** 32 - 1))).toThrow('an array block of 4294967295 items cannot fit in the 0 bytes left');
     // Three bytes left for a block of four ints.
-    expect(() => read(schema, Buffer.concat([long(4), long(1), long(2), long(3)]))).toThrow(
+    expect(() => read(schema, Buffer.concat([avroLong(4), avroLong(1), avroLong(2), avroLong(3)]))).toThrow(
       'an array block of 4 items cannot fit in the 3 bytes left',
     );
   });
 
   it(`caps items that take no bytes (null, empty records) at ${MAX_EMPTY_ITEMS} in one value, nested arrays counted together`, () => {
     const nulls = { type: 'array', items: 'null' };
-    expect(() => read(nulls, long(2 ** 32 - 1))).toThrow(`an array holds more than ${MAX_EMPTY_ITEMS} items that take no bytes`);
+    expect(() => read(nulls, avroLong(2 ** 32 - 1))).toThrow(`an array holds more than ${MAX_EMPTY_ITEMS} items that take no bytes`);
     const nested = { type: 'array', items: nulls };
-    const inner = Buffer.concat([long(60_000), long(0)]);
-    expect(() => read(nested, Buffer.concat([long(2), inner, inner, long(0)]))).toThrow(
+    const inner = Buffer.concat([avroLong(60_000), avroLong(0)]);
+    expect(() => read(nested, Buffer.concat([avroLong(2), inner, inner, avroLong(0)]))).toThrow(
       `an array holds more than ${MAX_EMPTY_ITEMS} items that take no bytes`,
     );
     const empties = { type: 'array', items: { type: 'record', name: 'Empty', fields: [] } };
-    expect(read(empties, Buffer.concat([long(MAX_EMPTY_ITEMS), long(0)]))).toHaveLength(MAX_EMPTY_ITEMS);
+    expect(read(empties, Buffer.concat([avroLong(MAX_EMPTY_ITEMS), avroLong(0)]))).toHaveLength(MAX_EMPTY_ITEMS);
   });
 
   it('reads valid arrays and maps as before, blocks with a negative count and their byte size included', () => {
@@ -56,11 +46,11 @@ describe('Avro block counts', () => {
         { name: 'none', type: { type: 'array', items: 'null' } },
       ],
     };
-    const text = (value: string) => Buffer.concat([long(value.length), Buffer.from(value)]);
+    const text = (value: string) => Buffer.concat([avroLong(value.length), Buffer.from(value)]);
     const bytes = Buffer.concat([
-      ...[long(-3), long(3), long(1), long(2), long(3), long(2), long(4), long(5), long(0)],
-      ...[long(-1), long(4), text('a'), text('x'), long(1), text('b'), text('y'), long(0)],
-      ...[long(2), long(0)],
+      ...[avroLong(-3), avroLong(3), avroLong(1), avroLong(2), avroLong(3), avroLong(2), avroLong(4), avroLong(5), avroLong(0)],
+      ...[avroLong(-1), avroLong(4), text('a'), text('x'), avroLong(1), text('b'), text('y'), avroLong(0)],
+      ...[avroLong(2), avroLong(0)],
     ]);
     expect(read(schema, bytes)).toEqual({ ids: [1, 2, 3, 4, 5], attrs: { a: 'x', b: 'y' }, none: [null, null] });
   });
@@ -117,7 +107,7 @@ describe('Avro floats', () => {
 
 describe('Avro decimals', () => {
   const decimal = (precision: number, scale: number) => ({ type: 'bytes', logicalType: 'decimal', precision, scale });
-  const bytes = (hex: string) => Buffer.concat([long(hex.length / 2), Buffer.from(hex, 'hex')]);
+  const bytes = (hex: string) => Buffer.concat([avroLong(hex.length / 2), Buffer.from(hex, 'hex')]);
   const huge = `7f${'ff'.repeat(199)}`; // 2^1599 - 1: 482 digits
 
   it('refuses a decimal with more digits than its precision, naming where it is, where it read as a wrong number or null', () => {
@@ -130,7 +120,7 @@ describe('Avro decimals', () => {
       ],
     };
     const payment = (amount: string, fee: string) =>
-      Buffer.concat([bytes(amount), long(1), long(1), Buffer.from('x'), long(1), bytes(fee), long(0)]);
+      Buffer.concat([bytes(amount), avroLong(1), avroLong(1), Buffer.from('x'), avroLong(1), bytes(fee), avroLong(0)]);
     expect(read(schema, payment('04d2', '03e7'))).toEqual({ amount: 12.34, fees: { x: 99.9 } });
     expect(() => read(schema, payment('00ffffffffffffffff', '03e7'))).toThrow(
       'a decimal at amount has 20 digits, more than its precision of 10',

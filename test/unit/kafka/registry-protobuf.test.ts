@@ -21,17 +21,8 @@ describe('decodeProtobuf', () => {
         map<int64, string> signed = 1; map<uint64, string> unsigned = 2; map<sint64, string> zigzag = 3;
         map<fixed64, string> fixed = 4; map<sfixed64, string> sfixed = 5; map<int32, string> small = 6; map<bool, int32> flags = 7;
       }`);
-    expect(
-      decode({
-        signed: { '5': 'five', '-7': 'minus seven', '9007199254740993': 'past 2^53' },
-        unsigned: { '18446744073709551615': 'max' },
-        zigzag: { '-3': 'minus three' },
-        fixed: { '7': 'seven' },
-        sfixed: { '-9223372036854775808': 'min' },
-        small: { '-3': 'int32' },
-        flags: { true: 1 },
-      }),
-    ).toEqual({
+    // Sent as these keys, they come back as the same text.
+    const keys = {
       signed: { '5': 'five', '-7': 'minus seven', '9007199254740993': 'past 2^53' },
       unsigned: { '18446744073709551615': 'max' },
       zigzag: { '-3': 'minus three' },
@@ -39,7 +30,8 @@ describe('decodeProtobuf', () => {
       sfixed: { '-9223372036854775808': 'min' },
       small: { '-3': 'int32' },
       flags: { true: 1 },
-    });
+    };
+    expect(decode(keys)).toEqual(keys);
   });
 
   it('writes floats as the shortest decimal of their 32 bits (1.1, not 1.100000023841858) wherever they are; doubles as they are', () => {

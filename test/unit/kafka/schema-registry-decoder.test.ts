@@ -8,6 +8,7 @@ import { decodeFactValue } from '../../../src/kafka/fact-codec.ts';
 import { decideFailure } from '../../../src/kafka/failure-policy.ts';
 import { avroToJson } from '../../../src/kafka/registry-avro.ts';
 import { classifyRegistryError, connectSchemaRegistry, createRegistryDecoder } from '../../../src/kafka/schema-registry-decoder.ts';
+import { avroLong } from '../../helpers/avro-bytes.ts';
 
 const httpError = (status: number, message: string) => Object.assign(new Error(message), { status });
 
@@ -212,26 +213,17 @@ describe('decoding through a registry', () => {
       }),
     );
     // Written as a Java producer would: the long's exact 64 bits, the decimals' two's-complement unscaled integers.
-    const long = (value: bigint) => {
-      let zigzag = (value << 1n) ^ (value >> 63n);
-      const bytes: number[] = [];
-      do {
-        bytes.push(Number(zigzag & 0x7fn) | (zigzag > 0x7fn ? 0x80 : 0));
-        zigzag >>= 7n;
-      } while (zigzag > 0n);
-      return Buffer.from(bytes);
-    };
-    const text = (value: string) => Buffer.concat([long(BigInt(Buffer.byteLength(value))), Buffer.from(value)]);
+    const text = (value: string) => Buffer.concat([avroLong(BigInt(Buffer.byteLength(value))), Buffer.from(value)]);
     const payload = (attrs: [string, string][]) =>
       Buffer.concat([
-        long(1_234_567_890_123_456_789n),
-        long(1_764_150_000_123_456_789n),
-        long(2n),
+        avroLong(1_234_567_890_123_456_789n),
+        avroLong(1_764_150_000_123_456_789n),
+        avroLong(2n),
         Buffer.from([0x04, 0xd2]), // 1234 → 12.34
         Buffer.from([0xff, 0xff, 0xfb, 0x2e]), // -1234 → -1.234
-        long(BigInt(attrs.length)),
+        avroLong(BigInt(attrs.length)),
         ...attrs.flatMap(([key, item]) => [text(key), text(item)]),
-        long(0n),
+        avroLong(0n),
       ]);
     expect(await decoder.decode(framed(21, payload([['color', 'red']])))).toEqual({
       // The nearest doubles, as JSON.parse reads the same digits.
