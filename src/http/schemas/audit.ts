@@ -9,9 +9,12 @@ import { components, MAX_ID, pageQueryFields, timestampField } from './common.ts
 function wholeMillisecondCeiling(text: string): Date {
   const date = new Date(text);
   const fraction = /\.(\d+)/.exec(text)?.[1] ?? '';
-  if (/[1-9]/.test(fraction.slice(3))) date.setTime(date.getTime() + 1);
+  // The last millisecond of 9999 stays in 9999: no entry can be later than it, and the database has no year 10000.
+  if (/[1-9]/.test(fraction.slice(3)) && date.getTime() < LAST_MS) date.setTime(date.getTime() + 1);
   return date;
 }
+
+const LAST_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 const instant = (name: string) =>
   z.iso

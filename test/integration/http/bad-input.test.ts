@@ -181,6 +181,9 @@ describe.each(STORE_KINDS)('bad input over HTTP (%s)', (kind) => {
     expectError(await json(t.app, 'GET', '/api/v1/audit?since=9999-12-31T23:00:00-05:00'), 400, 'VALIDATION_ERROR', /^query\.since: /);
     expect((await json(t.app, 'GET', '/api/v1/audit?since=0001-01-01T00:00:00Z')).statusCode).toBe(200);
     expect((await json(t.app, 'GET', '/api/v1/audit?until=9999-12-31T23:59:59Z')).statusCode).toBe(200);
+    // Rounded up to a whole millisecond, the last instants of 9999 would fall in 10000.
+    expect((await json(t.app, 'GET', '/api/v1/audit?until=9999-12-31T23:59:59.9999Z')).statusCode).toBe(200);
+    expect((await json(t.app, 'GET', '/api/v1/audit?since=9999-12-31T23:59:59.999999Z')).statusCode).toBe(200);
   });
 
   it('answers a malformed path or an over-long path segment in the error shape, and routes ids of 200 characters', async () => {
