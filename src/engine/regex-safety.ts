@@ -39,13 +39,13 @@ export function regexProblem(pattern: string, options: RegexCheckOptions = {}): 
     return `invalid regular expression: ${error instanceof Error ? error.message : String(error)}`;
   }
   if (!safeRegex(pattern)) {
-    return 'regular expression may backtrack catastrophically (nested quantifiers such as (a+)+, more than 25 repetitions, or syntax the safety check cannot read); simplify it';
+    return 'regular expression may backtrack catastrophically (nested quantifiers such as (a+)+, more than 25 repetitions, or syntax the safety check cannot read): simplify it';
   }
   if (options.stored !== true && !runsInLinearTime(pattern)) {
     return 'regular expression cannot be bounded in time: back-references, lookahead and lookbehind are refused, and so are counts above 16 (write x{1,30} as x{1,16}x{0,14})';
   }
   if (options.stored !== true && patternSize(pattern) > MAX_PATTERN_SIZE) {
-    return `regular expression must be at most ${MAX_PATTERN_SIZE} characters, a part repeated n times (x{n}) counting n times; a list of alternatives is better written with in`;
+    return `regular expression must be at most ${MAX_PATTERN_SIZE} characters, a part repeated n times (x{n}) counting n times (a list of alternatives is better written with in)`;
   }
   return undefined;
 }

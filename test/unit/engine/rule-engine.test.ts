@@ -57,6 +57,17 @@ describe('RuleEngine.compile', () => {
     expect(error.toBody().error_code).toBe('DSL_ERROR');
   });
 
+  it('keeps a DSL_ERROR detail splittable on "; ", one problem a piece, whatever the regex problems say', () => {
+    const long = `(?:${Array.from({ length: 90 }, (_, i) => `w${i}`).join('|')})`;
+    const error = compileError([
+      rule(1, leaf('a', 'regex', '(a+)+')),
+      rule(2, { type: 'or', children: [leaf('b', 'regex', long), leaf('c', 'regex', '[')] } as ConditionNode),
+    ]);
+    const pieces = error.message.split('; ');
+    expect(pieces).toHaveLength(3);
+    for (const piece of pieces) expect(piece).toMatch(/^rule \d+: root(\.children\[\d\])?\.value: (invalid )?regular expression[ :]/);
+  });
+
   it("compiles stored rules under the regex checks of their time, new ones under today's", () => {
     const lookahead = [rule(1, leaf('code', 'regex', '^(?=[A-Z])[A-Z0-9]+$'))];
     expect(compileError(lookahead).message).toContain('rule 1: root.value: regular expression cannot be bounded in time');
