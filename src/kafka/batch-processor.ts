@@ -72,7 +72,8 @@ export class BatchProcessor {
   readonly #attempts = new Map<string, number>();
   // Session writes already applied (or decided as dead letters while later writes to the session went ahead) but not
   // yet delivered, per topic/partition then offset: a redelivery reuses them, so a write is never applied twice by this
-  // instance, never applied after the writes that followed it, and its activated/deactivated are never lost.
+  // instance, never applied after the writes that followed it, and its activated/deactivated are never lost. Stateless
+  // evaluations past a message to retry are kept the same way, so none is recorded or counted twice.
   readonly #applied = new Map<string, Map<string, Outcome>>();
 
   constructor(options: BatchProcessorOptions) {
@@ -144,6 +145,7 @@ export class BatchProcessor {
         if (decision.kind === 'retry') {
           if (outcome.held !== true) this.#attempts.set(key, attempt);
           run.retry = { offset: message.offset, attempt: Math.max(1, attempt), reason: decision.reason };
+          this.#keepEvaluationsAfter(index, outcomes as Outcome[], sources);
           break;
         }
         run.deadLetters.push(this.#deadLetter(message, source, decision));
@@ -276,6 +278,17 @@ export class BatchProcessor {
     const outcome: Outcome = { ok: true, session, publish: work.publishes(session) };
     this.#keep(source, outcome);
     return outcome;
+  }
+
+  /**
+   * Keeps the stateless evaluations made past a message that must be retried: each was counted and recorded under its
+   * execution_id, so the redelivery publishes it instead of evaluating (and recording) the fact again.
+   */
+  #keepEvaluationsAfter(index: number, outcomes: readonly Outcome[], sources: readonly SourcePosition[]): void {
+    for (let later = index + 1; later < outcomes.length; later++) {
+      const outcome = outcomes[later] as Outcome;
+      if (outcome.ok && 'evaluation' in outcome) this.#keep(sources[later] as SourcePosition, outcome);
+    }
   }
 
   /** Keeps a session write's outcome (applied, or to be dead-lettered) until its run is delivered. */

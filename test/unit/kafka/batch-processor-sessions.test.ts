@@ -190,6 +190,41 @@ describe('BatchProcessor with sessions', () => {
     expect(second.results.map((record) => bodyOf(record).activated)).toEqual([[], [], [1]]);
   });
 
+  it('evaluates a stateless fact past a write to retry once, and publishes that evaluation on redelivery', async () => {
+    const sessions = new FakeSessions();
+    sessions.failOnce.set('a1', new AppError('UNAVAILABLE', 'Session store (Redis) is unavailable; try again later.'));
+    let evaluations = 0;
+    const processor = new BatchProcessor({
+      decoder: undefined,
+      evaluate: () => ({ ...stateless(), execution_id: `e-${++evaluations}` }),
+      sessions: sessionRouter(sessions, false),
+      maxUnexpectedAttempts: 3,
+    });
+    const input = [
+      message(0, { facts: { n: 0 } }),
+      message(1, { facts: {}, session_id: 's-a', fact_id: 'a1' }),
+      message(2, { facts: { n: 2 } }),
+      message(3, { facts: { n: 3 } }),
+    ];
+    const first = await processor.process('facts', 0, input);
+    expect(first.retry).toMatchObject({ offset: '1' });
+    expect(first.results.map((record) => bodyOf(record).execution_id)).toEqual(['e-1']);
+    processor.delivered('facts', 0, first.lastHandledOffset!);
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      sessions.failOnce.set('a1', new AppError('UNAVAILABLE', 'Session store (Redis) is unavailable; try again later.'));
+      expect((await processor.process('facts', 0, input.slice(1))).retry).toMatchObject({ offset: '1' });
+    }
+    const last = await processor.process('facts', 0, input.slice(1));
+    expect(last.retry).toBeUndefined();
+    // Offsets 2 and 3 were evaluated (and recorded) once, before the first retry; their results carry those ids.
+    expect(evaluations).toBe(3);
+    expect(last.results.map((record) => bodyOf(record).execution_id)).toEqual(['x-1', 'e-2', 'e-3']);
+    processor.delivered('facts', 0, last.lastHandledOffset!);
+    // Delivered, they are forgotten: the same offsets fetched again are new work.
+    await processor.process('facts', 0, input.slice(2));
+    expect(evaluations).toBe(5);
+  });
+
   it('holds back every later session write behind a message that must be decoded again, since its session is unknown', async () => {
     const sessions = new FakeSessions();
     let registryUp = false;
