@@ -75,6 +75,8 @@ export class BatchProcessor {
   // instance, never applied after the writes that followed it, and its activated/deactivated are never lost. Stateless
   // evaluations past a message to retry are kept the same way, so none is recorded or counted twice.
   readonly #applied = new Map<string, Map<string, Outcome>>();
+  // The last run of each partition until it is delivered: should its delivery fail, its evaluations are kept.
+  readonly #undelivered = new Map<string, { outcomes: readonly Outcome[]; sources: readonly SourcePosition[] }>();
 
   constructor(options: BatchProcessorOptions) {
     this.#options = options;
@@ -154,6 +156,7 @@ export class BatchProcessor {
       if (this.#attempts.size > 0) this.#attempts.delete(attemptKey(source));
       run.lastHandledOffset = message.offset;
     }
+    this.#undelivered.set(`${topic}/${partition}`, { outcomes: outcomes as Outcome[], sources });
     return run;
   }
 
@@ -197,8 +200,20 @@ export class BatchProcessor {
     return outcome;
   }
 
+  /**
+   * Called when a run's delivery failed: its stateless evaluations are kept like its session writes, so the run fetched
+   * again publishes them under the execution_ids they were recorded with instead of recording new ones.
+   */
+  undelivered(topic: string, partition: number): void {
+    const run = this.#undelivered.get(`${topic}/${partition}`);
+    if (run === undefined) return;
+    this.#undelivered.delete(`${topic}/${partition}`);
+    this.#keepEvaluationsAfter(-1, run.outcomes, run.sources);
+  }
+
   /** Called once a run is delivered: applied session writes up to that offset are no longer needed for redelivery. */
   delivered(topic: string, partition: number, lastOffset: string): void {
+    this.#undelivered.delete(`${topic}/${partition}`);
     const applied = this.#applied.get(`${topic}/${partition}`);
     if (applied === undefined) return;
     const last = BigInt(lastOffset);
@@ -212,9 +227,11 @@ export class BatchProcessor {
       const [keyTopic, keyPartition] = key.split('/');
       if (keyTopic === topic && !owned.has(Number(keyPartition))) this.#attempts.delete(key);
     }
-    for (const key of this.#applied.keys()) {
-      const [keyTopic, keyPartition] = key.split('/');
-      if (keyTopic === topic && !owned.has(Number(keyPartition))) this.#applied.delete(key);
+    for (const map of [this.#applied, this.#undelivered]) {
+      for (const key of map.keys()) {
+        const [keyTopic, keyPartition] = key.split('/');
+        if (keyTopic === topic && !owned.has(Number(keyPartition))) map.delete(key);
+      }
     }
   }
 
@@ -281,8 +298,9 @@ export class BatchProcessor {
   }
 
   /**
-   * Keeps the stateless evaluations made past a message that must be retried: each was counted and recorded under its
-   * execution_id, so the redelivery publishes it instead of evaluating (and recording) the fact again.
+   * Keeps the stateless evaluations made past `index` (past a message that must be retried, or all of an undelivered
+   * run): each was counted and recorded under its execution_id, so the redelivery publishes it instead of evaluating
+   * (and recording) the fact again.
    */
   #keepEvaluationsAfter(index: number, outcomes: readonly Outcome[], sources: readonly SourcePosition[]): void {
     for (let later = index + 1; later < outcomes.length; later++) {

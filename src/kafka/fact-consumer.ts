@@ -204,6 +204,7 @@ export class FactConsumer {
             payload.commitOffsetsIfNecessary({ topics: [{ topic: commitTopic, partitions: [{ partition: commitPartition, offset }] }] }),
         );
       } catch (error) {
+        this.#options.processor.undelivered(topic, partition);
         if (isRebalanceError(error)) throw error;
         this.#backOff(payload, partition, 'delivery failed', error, (this.#failures.get(partition) ?? 0) + 1);
         return false;

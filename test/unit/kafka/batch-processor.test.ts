@@ -222,6 +222,30 @@ describe('BatchProcessor', () => {
     expect(calls).toBe(3);
   });
 
+  it('publishes an undelivered run again from the evaluations it made, until it is delivered', async () => {
+    let calls = 0;
+    const processor = new BatchProcessor({
+      decoder: undefined,
+      evaluate: (fact) => {
+        calls += 1;
+        return evaluation(fact);
+      },
+      maxUnexpectedAttempts: 3,
+    });
+    const input = [message(20, { facts: { amount: 500 } }), message(21, '{bad'), message(22, { facts: { amount: 5 } })];
+    const first = await processor.process('facts', 3, input);
+    processor.undelivered('facts', 3);
+    const again = await processor.process('facts', 3, input);
+    expect(calls).toBe(2);
+    expect(again.results.map(resultOf)).toEqual(first.results.map(resultOf));
+    expect(again.deadLetters).toHaveLength(1);
+    processor.delivered('facts', 3, again.lastHandledOffset!);
+    // Delivered, the run is forgotten: the same offsets fetched again are new work.
+    const later = await processor.process('facts', 3, input);
+    expect(calls).toBe(4);
+    expect(later.results.map((record) => resultOf(record).execution_id)).not.toEqual(first.results.map((record) => resultOf(record).execution_id));
+  });
+
   it('reports nothing handled when the first message must be retried', async () => {
     const processor = new BatchProcessor({
       decoder: { decode: () => Promise.reject(new AppError('UNAVAILABLE', 'registry down')) },
