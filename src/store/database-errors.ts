@@ -19,8 +19,9 @@ const TRANSIENT_NODE_CODES = new Set([
   'PGLITE_THREAD_STOPPED',
 ]);
 // 40001 serialization failure, 40P01 deadlock, 55P03 lock not available (lock_timeout), 57014 canceled (by an
-// operator or a server-side timeout), 25P03 idle in transaction too long: trying again can succeed.
-const TRANSIENT_SQLSTATES = new Set(['40001', '40P01', '55P03', '57014', '25P03']);
+// operator or a server-side timeout), 25P03 idle in transaction too long: trying again can succeed. 42P01 undefined
+// table: the database was emptied or made again under the running service (a restart migrates it again).
+const TRANSIENT_SQLSTATES = new Set(['40001', '40P01', '55P03', '57014', '25P03', '42P01']);
 // 22021 character not in repertoire (U+0000 in text), 22P05 untranslatable character (U+0000 or a lone surrogate in jsonb).
 const UNSTORABLE_TEXT_SQLSTATES = new Set(['22021', '22P05']);
 // pg's query_timeout: the server stopped answering on an open connection, which still waits for that answer.

@@ -38,6 +38,25 @@ describe('opening the store on PostgreSQL', () => {
     }
   });
 
+  it('reports a database emptied under it as not ready, and its calls as UNAVAILABLE rather than internal errors', async () => {
+    const database = await createTestDatabase();
+    try {
+      const store = await openStore({ databaseUrl: database.url, dataDir: '' });
+      try {
+        await store.rules.create({ name: 'gone', condition_dsl: { type: 'exists', field: 'a' }, action: 'x' }, 'a');
+        expect(await store.ping()).toBe(true);
+        await sql`drop schema public cascade`.execute(store.db);
+        await sql`create schema public`.execute(store.db);
+        expect(await store.ping()).toBe(false);
+        await expect(store.rules.list({ limit: 10 })).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await database.drop();
+    }
+  });
+
   it('moves the executions of a database made before batches into batches, readable as before', async () => {
     const database = await createTestDatabase();
     try {

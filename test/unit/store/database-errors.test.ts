@@ -14,13 +14,13 @@ describe('database error classification', () => {
     expect(isUniqueViolation(sqlError('23503'))).toBe(false);
   });
 
-  it('treats connection loss, resource shortage, shutdown and lock conflicts as transient', () => {
-    for (const code of ['ECONNREFUSED', 'ECONNRESET', '08006', '08001', '53300', '57P01', '57P03', '40001', '40P01']) {
+  it('treats connection loss, resource shortage, shutdown, lock conflicts and a table gone as transient', () => {
+    for (const code of ['ECONNREFUSED', 'ECONNRESET', '08006', '08001', '53300', '57P01', '57P03', '40001', '40P01', '42P01']) {
       expect(isTransientDatabaseError(sqlError(code)), code).toBe(true);
     }
     expect(isTransientDatabaseError(new Error('Connection terminated unexpectedly'))).toBe(true);
     expect(isTransientDatabaseError(new AggregateError([sqlError('ECONNREFUSED')], 'connect failed'))).toBe(true);
-    for (const code of ['23505', '22P05', '42P01', '42601']) expect(isTransientDatabaseError(sqlError(code)), code).toBe(false);
+    for (const code of ['23505', '22P05', '42601', '42703']) expect(isTransientDatabaseError(sqlError(code)), code).toBe(false);
   });
 
   it('turns an outage into a retryable UNAVAILABLE and lets every other error through unchanged', async () => {
