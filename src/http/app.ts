@@ -77,6 +77,8 @@ function buildSessions(deps: AppDependencies, metrics: ServiceMetrics | undefine
 /** Longest a request may take to arrive in full: 1 MiB at 70 kbit/s, or a bulk body of 256 MiB on a fast link. */
 export const REQUEST_TIMEOUT_MS = 120_000;
 
+const HEALTH_ROUTES = new Set(['/health', '/health/ready']);
+
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const { config } = deps;
   const loggerInstance: FastifyBaseLogger = deps.logger;
@@ -115,8 +117,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.addHook('onRequest', (request, reply, done) => {
     if (draining) {
       reply.header('connection', 'close');
-      done(new AppError('UNAVAILABLE', 'The service is shutting down; retry on another instance.'));
-      return;
+      // The health routes answer for themselves: readiness says it is shutting down, liveness that the process runs.
+      if (!HEALTH_ROUTES.has(request.routeOptions.url ?? '')) {
+        done(new AppError('UNAVAILABLE', 'The service is shutting down; retry on another instance.'));
+        return;
+      }
     }
     done(authenticate(request, reply));
   });

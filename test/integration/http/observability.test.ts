@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { get as httpGet } from 'node:http';
+import { createServer, get as httpGet } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -330,5 +330,39 @@ describe('readiness after the event loop was held up', () => {
     const response = await answer;
     expect(response.json().checks).toMatchObject({ echo: 'up', database: 'up' });
     expect(response.statusCode).toBe(200);
+  });
+});
+
+describe('requests that reach the app while it shuts down', () => {
+  it('answer 503 UNAVAILABLE, except readiness, which says why in its own shape, and liveness, which still holds', async () => {
+    const t = await startTestApp('pglite');
+    // The app's own router behind a server of the test's: the app's listener is gone once shutdown begins.
+    const server = createServer((request, response) => t.app.routing(request, response));
+    try {
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      const { port } = server.address() as AddressInfo;
+      await t.app.close();
+      const get = async (path: string) => {
+        const response = await fetch(`http://127.0.0.1:${port}${path}`);
+        return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+      };
+      const ready = await get('/health/ready');
+      expect(ready.status).toBe(503);
+      expect(ready.body).toMatchObject({
+        status: 'unavailable',
+        checks: { database: 'up', engine: 'up', executions: 'up' },
+        detail: 'Not ready: shutting down.',
+        error_code: 'UNAVAILABLE',
+      });
+      expect(await get('/health')).toEqual({ status: 200, body: { status: 'healthy', version: '0.0.0-test' } });
+      expect(await get('/api/v1/rules')).toEqual({
+        status: 503,
+        body: { detail: 'The service is shutting down; retry on another instance.', error_code: 'UNAVAILABLE' },
+      });
+    } finally {
+      server.close();
+      await t.cleanup();
+    }
   });
 });
