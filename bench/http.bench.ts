@@ -97,6 +97,7 @@ async function serveInMemory(ruleCount: number): Promise<void> {
       },
       flush: async () => undefined,
       pendingCount: () => 0,
+      pendingBytes: () => 0,
       reservedBytes: () => 0,
       deleteOlderThan: async () => 0,
       close: async () => undefined,

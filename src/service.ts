@@ -20,7 +20,7 @@ import { createLogger, type Logger, logProcessWarnings } from './logger.ts';
 import { openSessionStore } from './sessions/open-session-store.ts';
 import { RedisSessionStore } from './sessions/redis-session-store.ts';
 import { registerSessionCacheMetrics } from './sessions/session-cache-metrics.ts';
-import { openStore } from './store/index.ts';
+import { executionBacklog, openStore } from './store/index.ts';
 
 /** How often an instance on PostgreSQL checks whether another one changed the rules. */
 const RULE_REVISION_WATCH_MS = 1_000;
@@ -235,7 +235,7 @@ async function start(config: Config, logger: Logger, lifecycle: Lifecycle, parts
           rules: catalog,
           logger,
           logLevel: config.log.level,
-          pendingExecutions: () => store.executions.pendingCount(),
+          pendingExecutions: () => executionBacklog(store.executions),
           tuning: { maxPendingExecutions: backlogPauseAt(config.http.executionBacklogMax) },
         }),
       // The batch in hand finishes and commits.

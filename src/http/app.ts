@@ -150,7 +150,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     metrics,
     // Readiness fails while requests that record are refused, so load balancers send them elsewhere.
     readiness: { executions: () => executionsKeepingUp({ store: deps.store, config }), ...deps.readiness },
-    readinessDetails: { executions: () => ({ pending: deps.store.executions.pendingCount() }), ...deps.readinessDetails },
+    readinessDetails: {
+      executions: () => ({ pending: deps.store.executions.pendingCount(), pending_bytes: deps.store.executions.pendingBytes() }),
+      ...deps.readinessDetails,
+    },
     draining: () => draining,
   };
 

@@ -6,6 +6,7 @@ import type { RuleAdmin } from '../evaluation/rule-admin.ts';
 import type { RuleCatalog } from '../evaluation/rule-catalog.ts';
 import type { ServiceMetrics } from '../evaluation/service-metrics.ts';
 import type { SessionEvaluator } from '../evaluation/session-evaluator.ts';
+import { executionBacklog } from '../store/index.ts';
 import type { Store } from '../store/types.ts';
 
 /** A dependency check for /health/ready: true when the dependency can serve. */
@@ -27,21 +28,22 @@ export interface HttpServices {
   readonly draining: () => boolean;
 }
 
-/** Fewer execution records wait to be written than RULES_EXECUTION_BACKLOG_MAX (readiness, and the check below). */
+/** The execution backlog is under RULES_EXECUTION_BACKLOG_MAX, in records or bytes (readiness, and the check below). */
 export function executionsKeepingUp(services: Pick<HttpServices, 'store' | 'config'>): boolean {
-  return services.store.executions.pendingCount() < services.config.executionBacklogMax;
+  return executionBacklog(services.store.executions) < services.config.executionBacklogMax;
 }
 
 /**
- * UNAVAILABLE when more execution records wait to be written than RULES_EXECUTION_BACKLOG_MAX: a request that would
- * record one more is refused (and may be retried) rather than accepted into a backlog that only grows.
+ * UNAVAILABLE when the execution records waiting to be written pass RULES_EXECUTION_BACKLOG_MAX (in records, or in
+ * bytes at 512 a record): a request that would record one more is refused (and may be retried) rather than accepted
+ * into a backlog that only grows.
  */
 export function refuseWhileBacklogged(services: Pick<HttpServices, 'store' | 'config'>): void {
   if (executionsKeepingUp(services)) return;
-  const pending = services.store.executions.pendingCount();
+  const { executions } = services.store;
   throw new AppError(
     'UNAVAILABLE',
-    `Execution records are not being written (${pending} waiting, the database is behind or away); try again later.`,
+    `Execution records are not being written (${executions.pendingCount()} waiting, ${executions.pendingBytes()} bytes; the database is behind or away); try again later.`,
   );
 }
 

@@ -235,7 +235,7 @@ export class FactConsumer {
     if (!this.#waitingForStore) {
       this.#waitingForStore = true;
       this.#options.logger.warn(
-        { pending_executions: backlog.pending(), max: backlog.max },
+        { execution_backlog: backlog.pending(), max: backlog.max },
         'execution store is behind; consumption waits until it catches up',
       );
     }
@@ -245,7 +245,7 @@ export class FactConsumer {
     }
     if (this.#waitingForStore && backlog.pending() <= backlog.max / 2) {
       this.#waitingForStore = false;
-      this.#options.logger.info({ pending_executions: backlog.pending() }, 'execution store caught up; consumption resumes');
+      this.#options.logger.info({ execution_backlog: backlog.pending() }, 'execution store caught up; consumption resumes');
     }
     return isRunning() && !isStale();
   }

@@ -86,7 +86,7 @@ export interface KafkaPipelineDeps {
   changelogTopic?: string;
   /** Tuning; the defaults suit the service. */
   tuning?: Partial<PipelineTuning>;
-  /** Recorded executions not yet written (the store's pendingCount); consumption waits while there are too many. */
+  /** The execution backlog as RULES_EXECUTION_BACKLOG_MAX counts it (executionBacklog); consumption waits while it is too large. */
   pendingExecutions?: () => number;
 }
 

@@ -192,6 +192,11 @@ export class BatchBuffer {
     return this.#length;
   }
 
+  /** Bytes of its records' JSON (and the commas between them): byteLength without the opening bracket. */
+  get recordBytes(): number {
+    return this.#length - 1;
+  }
+
   /** Adds a record, or throws AppError VALIDATION_ERROR for one that can never be stored (the batch is then unchanged). */
   add(execution: ExecutionRecord | SerializedExecution): void {
     if (this.#closed) throw new Error('a batch being written takes no more records');

@@ -62,6 +62,8 @@ class BatchedExecutions implements ExecutionsRepository {
   #open = new BatchBuffer();
   readonly #full: BatchBuffer[] = [];
   #pendingCount = 0;
+  /** JSON bytes of the pending records: one large record can weigh as much as thousands of ordinary ones. */
+  #pendingBytes = 0;
   /** Written batches whose buffers the next batches reuse, so a batch's memory is neither allocated nor grown again. */
   readonly #spares: BatchBuffer[] = [];
   readonly #timer: NodeJS.Timeout;
@@ -84,6 +86,7 @@ class BatchedExecutions implements ExecutionsRepository {
 
   record(execution: ExecutionRecord | SerializedExecution): void {
     if (this.#closed) this.#options.onError(new Error(`execution ${execution.execution_id} was recorded after the store was closed`));
+    const bytesBefore = this.#open.recordBytes;
     try {
       this.#open.add(execution);
     } catch (error) {
@@ -94,6 +97,7 @@ class BatchedExecutions implements ExecutionsRepository {
       return;
     }
     this.#pendingCount += 1;
+    this.#pendingBytes += this.#open.recordBytes - bytesBefore;
     // Never drop: past the warning level the record is still kept, and the operator is told once.
     if (this.#pendingCount > this.#options.backlogWarning && !this.#backlogReported) {
       this.#backlogReported = true;
@@ -135,6 +139,10 @@ class BatchedExecutions implements ExecutionsRepository {
 
   pendingCount(): number {
     return this.#pendingCount;
+  }
+
+  pendingBytes(): number {
+    return this.#pendingBytes;
   }
 
   async flush(): Promise<void> {
@@ -212,6 +220,7 @@ class BatchedExecutions implements ExecutionsRepository {
       await this.#writeBatch(batch);
       this.#full.shift();
       this.#pendingCount -= batch.count;
+      this.#pendingBytes -= batch.recordBytes;
       if (this.#spares.length < MAX_SPARE_BATCHES && batch.capacity <= MAX_SPARE_BYTES) this.#spares.push(batch);
       if (this.#pendingCount <= this.#options.backlogWarning / 2) this.#backlogReported = false;
     }
@@ -224,4 +233,15 @@ class BatchedExecutions implements ExecutionsRepository {
     const bytes = Math.min(closed.byteLength + (closed.byteLength >> 2), MAX_SPARE_BYTES);
     this.#open = new BatchBuffer(this.#spares.pop() ?? { bytes });
   }
+}
+
+/** Bytes of pending record JSON that weigh as much as one record against RULES_EXECUTION_BACKLOG_MAX. */
+export const BACKLOG_BYTES_PER_RECORD = 512;
+
+/**
+ * The execution backlog as RULES_EXECUTION_BACKLOG_MAX measures it: the records waiting, or their JSON bytes / 512 when
+ * that is more, so a few large records bound memory as surely as many ordinary ones.
+ */
+export function executionBacklog(executions: Pick<ExecutionsRepository, 'pendingCount' | 'pendingBytes'>): number {
+  return Math.max(executions.pendingCount(), Math.ceil(executions.pendingBytes() / BACKLOG_BYTES_PER_RECORD));
 }

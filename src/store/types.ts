@@ -143,6 +143,8 @@ export interface ExecutionsRepository {
   flush(): Promise<void>;
   /** Recorded executions not yet written: lets a transport slow down while the database falls behind. */
   pendingCount(): number;
+  /** JSON bytes of the records pendingCount counts. */
+  pendingBytes(): number;
   /** Bytes the writer's batch buffers keep reserved (the batch taking records, those being written, spares). */
   reservedBytes(): number;
   /** Deletes executions older than the cutoff; returns how many. */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.ts';
 import { newExecutionId } from '../../../src/evaluation/execution-id.ts';
@@ -6,9 +7,9 @@ import { RuleCatalog } from '../../../src/evaluation/rule-catalog.ts';
 import { buildApp } from '../../../src/http/app.ts';
 import { createLogger } from '../../../src/logger.ts';
 import { countStoredExecutions } from '../../../src/store/execution-batches.ts';
-import { openStore } from '../../../src/store/open-store.ts';
+import { openStore, type SqlStore } from '../../../src/store/open-store.ts';
 import { createTestDatabase } from '../../helpers/databases.ts';
-import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
+import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy.ts';
 import { eq, gt, json, ruleDraft, STORE_KINDS, startTestApp, startTestAppOn, type TestApp } from './harness.ts';
 
 async function countExecutions(t: TestApp): Promise<number> {
@@ -313,9 +314,8 @@ describe.each(STORE_KINDS)('evaluation over HTTP (%s)', (kind) => {
 });
 
 describe('evaluation over HTTP while execution records cannot be written', () => {
-  it('refuses requests that record one more (503, readiness down) past RULES_EXECUTION_BACKLOG_MAX, and serves again once written', {
-    timeout: 60_000,
-  }, async () => {
+  /** An app whose store reaches its own database through a proxy that can hold replies back, backlog limit 1,000. */
+  async function behindProxy(): Promise<{ app: FastifyInstance; store: SqlStore; proxy: TcpProxy; close(): Promise<void> }> {
     const database = await createTestDatabase();
     const proxy = await startTcpProxy(database.url);
     const store = await openStore({ databaseUrl: proxy.url, dataDir: '', executionFlushMs: 20 });
@@ -327,6 +327,29 @@ describe('evaluation over HTTP while execution records cannot be written', () =>
       catalog,
       logger: createLogger('silent'),
     });
+    return {
+      app,
+      store,
+      proxy,
+      async close() {
+        await app.close();
+        await store.close().catch(() => undefined);
+        proxy.close();
+        await database.drop();
+      },
+    };
+  }
+
+  /** Waits until every pending record is written (the database answers again). */
+  async function drained(store: SqlStore): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    while (store.executions.pendingCount() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+
+  it('refuses requests that record one more (503, readiness down) past RULES_EXECUTION_BACKLOG_MAX, and serves again once written', {
+    timeout: 60_000,
+  }, async () => {
+    const { app, store, proxy, close } = await behindProxy();
     try {
       // The database goes slow: the writer's insert waits, and records pile up behind it.
       proxy.delayReplies(3_000);
@@ -337,7 +360,7 @@ describe('evaluation over HTTP while execution records cannot be written', () =>
       const refused = await json(app, 'POST', '/api/v1/evaluate', { facts: { a: 2 } });
       expect(refused.statusCode).toBe(503);
       expect(refused.json()).toEqual({
-        detail: expect.stringMatching(/^Execution records are not being written \(\d+ waiting/),
+        detail: expect.stringMatching(/^Execution records are not being written \(\d+ waiting, \d+ bytes; /),
         error_code: 'UNAVAILABLE',
       });
       expect((await json(app, 'POST', '/api/v1/evaluate/bulk', { facts: [{}] })).statusCode).toBe(503);
@@ -346,16 +369,38 @@ describe('evaluation over HTTP while execution records cannot be written', () =>
       expect(ready.json().checks.executions).toBe('down');
       // The database answers again: the backlog is written, every answered record is there, requests are served.
       proxy.delayReplies(0);
-      const deadline = Date.now() + 30_000;
-      while (store.executions.pendingCount() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      await drained(store);
       expect((await json(app, 'POST', '/api/v1/evaluate', { facts: { a: 3 } })).statusCode).toBe(200);
       await store.executions.flush();
       expect(await countStoredExecutions(store.db)).toBe(1 + 1_000 + 1);
     } finally {
-      await app.close();
-      await store.close().catch(() => undefined);
-      proxy.close();
-      await database.drop();
+      await close();
+    }
+  });
+
+  it('counts large records by their bytes: a few of them reach the limit that many small ones would', { timeout: 60_000 }, async () => {
+    const { app, store, proxy, close } = await behindProxy();
+    try {
+      proxy.delayReplies(3_000);
+      // 1,000 records' worth is 512,000 bytes: six facts of 100 KB pass it, where six small ones are nowhere near.
+      const large = { note: 'x'.repeat(100_000) };
+      const answers: number[] = [];
+      for (let i = 0; i < 8; i += 1) answers.push((await json(app, 'POST', '/api/v1/evaluate', { facts: { ...large, i } })).statusCode);
+      expect(answers.slice(0, 5)).toEqual([200, 200, 200, 200, 200]);
+      expect(answers.slice(6)).toEqual([503, 503]);
+      const ready = await json(app, 'GET', '/health/ready');
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json().details.executions).toEqual({
+        pending: answers.filter((status) => status === 200).length,
+        pending_bytes: expect.any(Number),
+      });
+      expect(ready.json().details.executions.pending_bytes).toBeGreaterThan(512_000);
+      proxy.delayReplies(0);
+      await drained(store);
+      expect(store.executions.pendingBytes()).toBe(0);
+      expect((await json(app, 'POST', '/api/v1/evaluate', { facts: large })).statusCode).toBe(200);
+    } finally {
+      await close();
     }
   });
 });

@@ -37,7 +37,7 @@ describe('health, readiness and the OpenAPI document', () => {
     expect(first.json()).toEqual({
       status: 'unavailable',
       checks: { database: 'up', engine: 'up', executions: 'up', kafka: 'up', redis: 'up', broken: 'down' },
-      details: { executions: { pending: 0 } },
+      details: { executions: { pending: 0, pending_bytes: 0 } },
       detail: 'Not ready: broken.',
       error_code: 'UNAVAILABLE',
     });
@@ -192,7 +192,7 @@ describe('readiness with every dependency up', () => {
       status: 'ready',
       checks: { database: 'up', engine: 'up', executions: 'up', kafka: 'up' },
       details: {
-        executions: { pending: 0 },
+        executions: { pending: 0, pending_bytes: 0 },
         kafka: { status: 'running', assigned_partitions: [0, 1, 2], waiting_for_store: false },
       },
     });
@@ -212,8 +212,9 @@ describe('readiness with every dependency up', () => {
     });
     const ready = await json(t.app, 'GET', '/health/ready');
     expect(ready.json().details.executions.pending).toBeGreaterThanOrEqual(1);
+    expect(ready.json().details.executions.pending_bytes).toBeGreaterThan(0);
     await t.store.executions.flush();
-    expect((await json(t.app, 'GET', '/health/ready')).json().details.executions).toEqual({ pending: 0 });
+    expect((await json(t.app, 'GET', '/health/ready')).json().details.executions).toEqual({ pending: 0, pending_bytes: 0 });
   });
 
   it('answers 503 once the database is closed', async () => {

@@ -17,7 +17,7 @@ import { type KafkaPipeline, type KafkaPipelineState, type PipelineTuning, start
 import { createLogger } from '../../../src/logger.ts';
 import { MemorySessionStore } from '../../../src/sessions/memory-session-store.ts';
 import type { SessionStore } from '../../../src/sessions/session-store.ts';
-import type { SqlStore } from '../../../src/store/index.ts';
+import { executionBacklog, type SqlStore } from '../../../src/store/index.ts';
 import { openTestStore, type StoreKind } from '../../helpers/databases.ts';
 import { stackEndpoints } from '../../helpers/stack.ts';
 
@@ -247,7 +247,7 @@ export interface InProcessServiceOptions {
   /** RULES_SESSION_MAX_FACTS; the default when absent. */
   sessionMaxFacts?: number;
   tuning?: Partial<PipelineTuning>;
-  /** The execution backlog the pipeline waits on; the store's own pendingCount, as in service.ts, when absent. */
+  /** The execution backlog the pipeline waits on; the store's own, as in service.ts, when absent. */
   pendingExecutions?: () => number;
 }
 
@@ -277,7 +277,7 @@ export async function startInProcessService(config: KafkaConfig, options: InProc
     logger,
     ...(options.changelogTopic === undefined ? {} : { changelogTopic: options.changelogTopic }),
     ...(options.tuning === undefined ? {} : { tuning: options.tuning }),
-    pendingExecutions: options.pendingExecutions ?? (() => store.executions.pendingCount()),
+    pendingExecutions: options.pendingExecutions ?? (() => executionBacklog(store.executions)),
   });
   return {
     store,

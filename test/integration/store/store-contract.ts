@@ -490,8 +490,11 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
         expect(await findInBatches(store.db, recorded.execution_id)).toBeUndefined();
 
         expect(repository.pendingCount()).toBe(1);
+        // Its JSON as the batch holds it: at least the facts' own.
+        expect(repository.pendingBytes()).toBeGreaterThanOrEqual(JSON.stringify(recorded.facts).length);
         await repository.flush();
         expect(repository.pendingCount()).toBe(0);
+        expect(repository.pendingBytes()).toBe(0);
         expect(await findInBatches(store.db, recorded.execution_id)).toEqual(recorded);
         await repository.close();
         const fresh = writer().repository;

@@ -243,7 +243,9 @@ describe('BatchProcessor', () => {
     // Delivered, the run is forgotten: the same offsets fetched again are new work.
     const later = await processor.process('facts', 3, input);
     expect(calls).toBe(4);
-    expect(later.results.map((record) => resultOf(record).execution_id)).not.toEqual(first.results.map((record) => resultOf(record).execution_id));
+    expect(later.results.map((record) => resultOf(record).execution_id)).not.toEqual(
+      first.results.map((record) => resultOf(record).execution_id),
+    );
   });
 
   it('reports nothing handled when the first message must be retried', async () => {
