@@ -8,10 +8,11 @@ export const DEFAULT_DOMAIN = 'default';
 /** A string the rule store keeps as text: anything else would fail in the database instead of being refused here. */
 const text = (name: string) => z.string().refine(isStorableText, `${name} ${UNSTORABLE_TEXT}`);
 
-const name = text('name').trim().min(1, 'name must not be empty').max(200);
+// Trimmed, then not empty: the same as holding a non-space character, which the OpenAPI document can show as a pattern.
+const name = text('name').trim().regex(/\S/, 'name must not be empty').max(200);
 /** Longest domain name. */
 const MAX_DOMAIN_LENGTH = 100;
-const domain = text('domain').trim().min(1, 'domain must not be empty').max(MAX_DOMAIN_LENGTH);
+const domain = text('domain').trim().regex(/\S/, 'domain must not be empty').max(MAX_DOMAIN_LENGTH);
 const action = text('action').min(1, 'action must not be empty').max(200);
 const tag = text('a tag').min(1).max(64);
 const tags = z.array(tag).max(50);

@@ -1,6 +1,6 @@
 // Query and response bodies of the audit trail.
 import { z } from 'zod';
-import { components, MAX_ID, pageQueryFields, timestampField } from './common.ts';
+import { components, digits, MAX_ID, pageQueryFields, timestampField } from './common.ts';
 
 /**
  * The instant rounded up to a whole millisecond (Date drops finer digits): audit times are whole milliseconds, so
@@ -25,15 +25,10 @@ const instant = (name: string) =>
 
 export const auditQuery = z.strictObject({
   entity_type: z.enum(['rule', 'ruleset']).optional(),
-  entity_id: z
-    .string()
-    .regex(/^\d{1,10}$/, 'entity_id must be a positive integer')
-    .transform(Number)
-    .pipe(z.number().int().min(1).max(MAX_ID))
-    .optional(),
+  entity_id: digits('entity_id', MAX_ID).optional(),
   action: z.enum(['create', 'update', 'delete']).optional(),
-  since: instant('since').optional().describe('Entries at or after this instant.'),
-  until: instant('until').optional().describe('Entries before this instant.'),
+  since: instant('since').optional().describe('Entries at or after this instant (years 1 to 9999, UTC).'),
+  until: instant('until').optional().describe('Entries before this instant (years 1 to 9999, UTC).'),
   ...pageQueryFields,
 });
 

@@ -67,12 +67,16 @@ export const errorBodySchema = z
   })
   .register(components, { id: 'Error' });
 
-const digits = (name: string, max: number) =>
-  z
-    .string()
-    .regex(/^\d{1,16}$/, `${name} must be a positive integer`)
-    .transform(Number)
-    .pipe(z.number().int().min(1, `${name} must be at least 1`).max(max, `${name} must be at most ${max}`));
+/** A whole number in a path or query: shown in the OpenAPI document as the integer it stands for, with its bounds. */
+export const digits = (name: string, max: number) =>
+  documentRefinement(
+    z
+      .string()
+      .regex(/^\d{1,16}$/, `${name} must be a positive integer`)
+      .transform(Number)
+      .pipe(z.number().int().min(1, `${name} must be at least 1`).max(max, `${name} must be at most ${max}`)),
+    { type: 'integer', minimum: 1, maximum: max, pattern: undefined },
+  );
 
 export const idParams = z.strictObject({ id: digits('id', MAX_ID) });
 
@@ -80,9 +84,12 @@ export const idField = z.number().int().min(1).max(MAX_ID);
 
 /** `?limit=` and `?cursor=` of every listing. */
 export const pageQueryFields = {
-  limit: digits('limit', MAX_PAGE_LIMIT)
-    .default(DEFAULT_PAGE_LIMIT)
-    .describe(`Page size, 1 to ${MAX_PAGE_LIMIT}; default ${DEFAULT_PAGE_LIMIT}.`),
+  limit: documentRefinement(
+    digits('limit', MAX_PAGE_LIMIT)
+      .default(DEFAULT_PAGE_LIMIT)
+      .describe(`Page size, 1 to ${MAX_PAGE_LIMIT}; default ${DEFAULT_PAGE_LIMIT}.`),
+    { default: DEFAULT_PAGE_LIMIT },
+  ),
   cursor: z.string().min(1).max(200).optional().describe('Opaque cursor from the previous page\'s Link rel="next" header.'),
 };
 

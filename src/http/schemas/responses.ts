@@ -3,10 +3,11 @@ import type { z } from 'zod';
 import { errorBodySchema } from './common.ts';
 
 /**
- * Every API route may answer 400 (a query parameter it does not declare), 413 and 415 (a body over the limit or not JSON,
- * even where the route takes none) and 503 (shutting down, or a dependency away) besides the statuses it lists.
+ * Every API route may answer 400 (a query parameter it does not declare), 408 (a request that took too long to arrive),
+ * 413 and 415 (a body over the limit or not JSON, even where the route takes none), 431 (headers too large), 500 (a
+ * fault of the service) and 503 (shutting down, or a dependency away) besides the statuses it lists.
  */
-const ALWAYS = [400, 413, 415, 503];
+const ALWAYS = [400, 408, 413, 415, 431, 500, 503];
 
 export function errorResponses(...statuses: number[]): Record<number, z.ZodType> {
   const all = [...new Set([...statuses, ...ALWAYS])].sort((a, b) => a - b);

@@ -113,6 +113,10 @@ describe('health, readiness and the OpenAPI document', () => {
       ['/api/v1/validate', 'post', '/api/v1/validate', { condition_dsl: dsl, rules: [] }, false],
       ['/api/v1/rules/{id}', 'patch', '/api/v1/rules/2147483000', {}, false],
       ['/api/v1/rules/{id}', 'patch', '/api/v1/rules/2147483000', { enabled: false }, true],
+      // Names and domains are trimmed: only a blank one is refused, which the document shows as a pattern.
+      ['/api/v1/evaluate', 'post', '/api/v1/evaluate', { facts: {}, domain: ' \t ' }, false],
+      ['/api/v1/evaluate', 'post', '/api/v1/evaluate', { facts: {}, domain: ' payments ' }, true],
+      ['/api/v1/rulesets', 'post', '/api/v1/rulesets', { name: '   ', domain: 'payments' }, false],
     ];
     for (const [path, method, url, body, accepted] of cases) {
       expect(verdict(path, method, body), `${method} ${path} ${JSON.stringify(body)}`).toBe(accepted);
@@ -133,6 +137,28 @@ describe('health, readiness and the OpenAPI document', () => {
       headers: { 'content-type': 'text/plain' },
     });
     expect(refused.statusCode).toBe(415);
+  });
+
+  it('shows path and query numbers as the bounded integers the service takes', async () => {
+    const document = (await json(t.app, 'GET', '/openapi.json')).json();
+    const ajv = new Ajv2020({ strict: false });
+    const cases: [string, string, string, number, boolean][] = [
+      ['/api/v1/rules/{id}', 'id', '/api/v1/rules/', 0, false],
+      ['/api/v1/rules/{id}', 'id', '/api/v1/rules/', 2_147_483_648, false],
+      ['/api/v1/rules/{id}', 'id', '/api/v1/rules/', 2_147_483_647, true],
+      ['/api/v1/rules', 'limit', '/api/v1/rules?limit=', 0, false],
+      ['/api/v1/rules', 'limit', '/api/v1/rules?limit=', 1_001, false],
+      ['/api/v1/rules', 'limit', '/api/v1/rules?limit=', 1_000, true],
+      ['/api/v1/audit', 'entity_id', '/api/v1/audit?entity_id=', 0, false],
+      ['/api/v1/audit', 'entity_id', '/api/v1/audit?entity_id=', 9_999_999_999, false],
+      ['/api/v1/audit', 'entity_id', '/api/v1/audit?entity_id=', 7, true],
+    ];
+    for (const [path, name, url, value, accepted] of cases) {
+      const parameter = (document.paths[path].get.parameters as { name: string; schema: object }[]).find((p) => p.name === name)!;
+      expect(ajv.validate(parameter.schema, value), `${path} ${name}=${value}`).toBe(accepted);
+      const answer = await json(t.app, 'GET', `${url}${value}`);
+      expect(answer.statusCode === 400, `${url}${value}: ${answer.body}`).toBe(!accepted);
+    }
   });
 
   it('serves the browsable documentation page', async () => {
@@ -287,7 +313,7 @@ describe('Prometheus metrics (RULES_METRICS=prometheus)', () => {
   it('lists the metrics route in the OpenAPI document, with its text body and its error statuses', async () => {
     const document = (await json(t.app, 'GET', '/openapi.json')).json();
     const responses = document.paths['/api/v1/metrics'].get.responses;
-    expect(Object.keys(responses).sort()).toEqual(['200', '400', '401', '403', '413', '415', '503']);
+    expect(Object.keys(responses).sort()).toEqual(['200', '400', '401', '403', '408', '413', '415', '431', '500', '503']);
     expect(Object.keys(responses['200'].content)).toEqual(['text/plain; version=0.0.4; charset=utf-8']);
     expect(responses['403'].content['application/json'].schema).toBeDefined();
   });
