@@ -6,6 +6,7 @@ import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import type { Admin, Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultMessage } from '../../../src/contracts/kafka-messages.ts';
+import { countStoredExecutions } from '../../../src/store/execution-batches.ts';
 import {
   collect,
   deleteTestTopics,
@@ -106,5 +107,37 @@ describe('Kafka pipeline: transient failures', () => {
     ]);
     expect(parse<ResultMessage>(received[0]!).source.offset).toBe('0');
     expect(await eventually(async () => (await service.pipeline.lag()) === 0)).toBe(true);
+    // The fact behind the wait was evaluated (and recorded) once, however many times the partition backed off.
+    await service.store.executions.flush();
+    expect(await countStoredExecutions(service.store.db)).toBe(2);
+    const published = parse<ResultMessage>(received[1]!).execution_id;
+    expect((await service.app.inject({ method: 'GET', url: `/api/v1/executions/${published}` })).statusCode).toBe(200);
+  });
+
+  it('sends a run whose delivery failed again from the evaluations it made: one record each, under the ids published', {
+    timeout: 90_000,
+  }, async () => {
+    await service.store.executions.flush();
+    const before = await countStoredExecutions(service.store.db);
+    // The results topic is gone: every produce fails until it is back.
+    await admin.deleteTopics({ topics: [topics.results], timeout: 10_000 });
+    await produce(
+      kafka,
+      topics.facts,
+      [1, 2, 3].map((n) => ({ key: 'b', value: JSON.stringify({ facts: { amount: n } }) })),
+    );
+    expect(await eventually(() => /delivery failed/.test(service.pipeline.state().last_error ?? ''), 60_000)).toBe(true);
+    await admin.createTopics({ topics: [{ topic: topics.results, numPartitions: 1 }], waitForLeaders: true });
+    const received = await collect(kafka, [topics.results], (all) => all.length >= 3, {
+      groupPrefix: `${topics.group}.again`,
+      settleMs: 300,
+    });
+    expect(received.map((message) => parse<ResultMessage>(message).source.offset)).toEqual(['2', '3', '4']);
+    await service.store.executions.flush();
+    expect(await countStoredExecutions(service.store.db)).toBe(before + 3);
+    for (const message of received) {
+      const id = parse<ResultMessage>(message).execution_id;
+      expect((await service.app.inject({ method: 'GET', url: `/api/v1/executions/${id}` })).statusCode).toBe(200);
+    }
   });
 });
