@@ -196,7 +196,11 @@ export class WorkingMemory {
         extreme = state.byHigh && liveTop(state.byHigh)?.value;
       }
       const sum = spec.fn === 'sum' || spec.fn === 'avg' ? this.#sumOf(state) : 0;
-      out[spec.id] = aggregateValue(spec, { count: state.count, sum, extreme });
+      // A mean in range whose sum is not (two of 1e308): added up from each value's share instead.
+      out[spec.id] =
+        spec.fn === 'avg' && !Number.isFinite(sum) && state.count > 0
+          ? runningSum(this.#addedUp(state, state.count))
+          : aggregateValue(spec, { count: state.count, sum, extreme });
     }
     return out;
   }
@@ -207,14 +211,32 @@ export class WorkingMemory {
    */
   #sumOf(state: AccumulatorState): number {
     if (!state.recount || state.count === 0) return runningSum(state);
-    state.sum = 0;
-    state.compensation = 0;
-    for (const members of this.#members.values()) {
-      for (const member of members) if (member.state === state && member.live) addToSum(state, member.value);
-    }
-    // Partial sums of the recount itself may pass the range: that is the answer for this order, not a change to redo.
+    const { sum, compensation } = this.#addedUp(state, 1);
+    state.sum = sum;
+    state.compensation = compensation;
     state.recount = false;
     return runningSum(state);
+  }
+
+  /**
+   * The live members' values divided by `divisor`, added up with the sign that brings the running total back toward
+   * zero each time: every partial sum then lies between the largest value and the total, so none passes the double
+   * range unless the total does, whatever order the facts came in.
+   */
+  #addedUp(state: AccumulatorState, divisor: number): { sum: number; compensation: number } {
+    const positive: number[] = [];
+    const negative: number[] = [];
+    for (const members of this.#members.values()) {
+      for (const member of members) {
+        if (member.state === state && member.live) (member.value >= 0 ? positive : negative).push(member.value / divisor);
+      }
+    }
+    const total = { sum: 0, compensation: 0, recount: false };
+    for (let p = 0, n = 0; p < positive.length || n < negative.length; ) {
+      const upward = n === negative.length || (p < positive.length && total.sum <= 0);
+      addToSum(total, upward ? (positive[p++] as number) : (negative[n++] as number));
+    }
+    return { sum: total.sum, compensation: total.compensation };
   }
 
   /** Moves the watermark to `now` when later, and evicts what every windowed accumulator's window left behind. */
@@ -338,7 +360,7 @@ function removeMember(member: Member): void {
 }
 
 /** Neumaier's compensated addition: the low-order part each addition rounds away is kept in the compensation. */
-function addToSum(state: AccumulatorState, value: number): void {
+function addToSum(state: Pick<AccumulatorState, 'sum' | 'compensation' | 'recount'>, value: number): void {
   if (!Number.isFinite(state.sum) && !(Math.sign(value) === Math.sign(state.sum) || value === 0)) state.recount = true;
   const sum = state.sum + value;
   if (Math.abs(state.sum) >= Math.abs(value)) state.compensation += state.sum - sum + value;
@@ -347,7 +369,7 @@ function addToSum(state: AccumulatorState, value: number): void {
 }
 
 /** The running sum; past the double range its compensation means nothing (Infinity minus Infinity). */
-function runningSum(state: AccumulatorState): number {
+function runningSum(state: Pick<AccumulatorState, 'sum' | 'compensation'>): number {
   return Number.isFinite(state.sum) ? state.sum + state.compensation : state.sum;
 }
 

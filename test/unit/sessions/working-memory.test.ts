@@ -150,6 +150,37 @@ describe('WorkingMemory', () => {
     expect(huge.aggregates(specs)).toEqual(new WorkingMemory(new Map(huge.facts), huge.version, huge.watermark).aggregates(specs));
   });
 
+  it('brings a sum back into range whatever order its facts came in, and takes a mean in range from a sum that is not', () => {
+    const specs: AccumulatorSpec[] = [
+      { id: 's', fn: 'sum' },
+      { id: 'a', fn: 'avg' },
+    ];
+    const fact = (value: number): StoredFact => ({
+      json: String(value),
+      eventTimeMs: 0,
+      contributions: [
+        ['s', value],
+        ['a', value],
+      ],
+    });
+    const values = { up: 1e308, again: 1e308, down: -1e308 };
+    for (const order of [
+      ['up', 'again', 'down'],
+      ['up', 'down', 'again'],
+      ['down', 'up', 'again'],
+    ] as const) {
+      const memory = new WorkingMemory();
+      for (const id of order) memory.add(id, fact(values[id]), specs, 0, 100);
+      expect(memory.aggregates(specs), order.join(',')).toEqual({ s: 1e308, a: 1e308 / 3 });
+    }
+    const twice = new WorkingMemory();
+    twice.add('x', fact(1.5e308), specs, 0, 100);
+    twice.add('y', fact(1.5e308), specs, 0, 100);
+    expect(twice.aggregates(specs)).toEqual({ s: Number.POSITIVE_INFINITY, a: 1.5e308 });
+    twice.add('z', fact(-1.5e308), specs, 0, 100);
+    expect(twice.aggregates(specs)).toEqual({ s: 1.5e308, a: 5e307 });
+  });
+
   it('applies nothing for the identical fact or for a new one past maxFacts, and bumps the version otherwise', () => {
     const memory = new WorkingMemory();
     const specs: AccumulatorSpec[] = [{ id: 'n', fn: 'count' }];
