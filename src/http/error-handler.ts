@@ -91,7 +91,9 @@ export function clientErrorReplier(error: Error & { code?: string }, socket: Soc
 export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error, request, response) => {
     const { status, body } = toErrorReply(error, bodyLimit);
-    if (status >= 500) request.log.error({ err: error, error_code: body.error_code }, 'request failed');
+    // A dependency away is a state the readiness check reports, not a fault: one line each, no stack, the cause named.
+    if (status === 503) request.log.warn({ error_code: body.error_code, detail: body.detail, cause: causeOf(error) }, 'request refused');
+    else if (status >= 500) request.log.error({ err: error, error_code: body.error_code }, 'request failed');
     else request.log.debug({ error_code: body.error_code, detail: body.detail }, 'request rejected');
     return response.code(status).type('application/json').send(body);
   });
@@ -99,4 +101,10 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
     const path = request.url.split('?', 1)[0];
     return response.code(404).send({ detail: `Route ${request.method} ${path} does not exist.`, error_code: 'NOT_FOUND' });
   });
+}
+
+/** The message of what an error wraps (the database's or Redis's own error), if anything. */
+function causeOf(error: unknown): string | undefined {
+  const cause = error instanceof Error ? error.cause : undefined;
+  return cause instanceof Error ? cause.message : undefined;
 }

@@ -6,7 +6,7 @@ import { RuleCatalog } from '../../../src/evaluation/rule-catalog.ts';
 import { ServiceMetrics } from '../../../src/evaluation/service-metrics.ts';
 import { buildApp } from '../../../src/http/app.ts';
 import type { ReadinessCheck } from '../../../src/http/services.ts';
-import { createLogger } from '../../../src/logger.ts';
+import { createLogger, type Logger } from '../../../src/logger.ts';
 import type { SessionStore } from '../../../src/sessions/session-store.ts';
 import type { SqlStore } from '../../../src/store/index.ts';
 import { openTestStore, type StoreKind } from '../../helpers/databases.ts';
@@ -30,6 +30,8 @@ export interface TestAppOptions {
   sessionClock?: () => number;
   /** Longest a request may take to arrive in full; the service's REQUEST_TIMEOUT_MS when absent. */
   requestTimeoutMs?: number;
+  /** Where the app logs; nowhere when absent. */
+  logger?: Logger;
 }
 
 export async function startTestApp(kind: StoreKind, options: TestAppOptions = {}): Promise<TestApp> {
@@ -53,7 +55,7 @@ export async function startTestAppOn(store: SqlStore, storeCleanup: () => Promis
     version: '0.0.0-test',
     store,
     catalog,
-    logger: createLogger('silent'),
+    logger: options.logger ?? createLogger('silent'),
     metrics,
     ...(options.readiness === undefined ? {} : { readiness: options.readiness }),
     ...(options.readinessDetails === undefined ? {} : { readinessDetails: options.readinessDetails }),

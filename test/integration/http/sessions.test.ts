@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../../src/logger.ts';
 import { MemorySessionStore } from '../../../src/sessions/memory-session-store.ts';
 import { openRedisSessionStore } from '../../../src/sessions/redis-session-store.ts';
 import type { SessionStore } from '../../../src/sessions/session-store.ts';
@@ -67,11 +68,15 @@ async function closedPort(): Promise<number> {
 }
 
 describe('sessions over HTTP while Redis is unreachable', () => {
+  const logs: string[] = [];
   let t: TestApp;
   let store: SessionStore;
   beforeAll(async () => {
     store = await openRedisSessionStore({ url: `redis://127.0.0.1:${await closedPort()}`, keyPrefix: 'x:', connectTimeoutMs: 200 });
-    t = await startTestApp('pglite', { sessionStore: store });
+    t = await startTestApp('pglite', {
+      sessionStore: store,
+      logger: createLogger('info', { write: (line: string) => void logs.push(line) }),
+    });
   });
   afterAll(async () => {
     await t?.cleanup();
@@ -93,6 +98,15 @@ describe('sessions over HTTP while Redis is unreachable', () => {
       expect(response.statusCode, response.body).toBe(503);
       expect(response.json().error_code).toBe('UNAVAILABLE');
     }
+    // Logged as the state it is: a warning a refusal, naming Redis's own error, no stack trace of ours.
+    const refusals = logs.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'request refused');
+    expect(refusals).toHaveLength(calls.length);
+    for (const entry of refusals) {
+      expect(entry).toMatchObject({ level: 'warn', error_code: 'UNAVAILABLE', detail: expect.stringMatching(/unavailable/i) });
+      expect(entry.err).toBeUndefined();
+    }
+    expect(refusals.some((entry) => typeof entry.cause === 'string')).toBe(true);
+    expect(logs.some((line) => JSON.parse(line).level === 'error')).toBe(false);
   });
 });
 
