@@ -196,11 +196,7 @@ export class WorkingMemory {
         extreme = state.byHigh && liveTop(state.byHigh)?.value;
       }
       const sum = spec.fn === 'sum' || spec.fn === 'avg' ? this.#sumOf(state) : 0;
-      // A mean in range whose sum is not (two of 1e308): added up from each value's share instead.
-      out[spec.id] =
-        spec.fn === 'avg' && !Number.isFinite(sum) && state.count > 0
-          ? runningSum(this.#addedUp(state, state.count))
-          : aggregateValue(spec, { count: state.count, sum, extreme });
+      out[spec.id] = aggregateValue(spec, { count: state.count, sum, extreme });
     }
     return out;
   }
@@ -211,32 +207,21 @@ export class WorkingMemory {
    */
   #sumOf(state: AccumulatorState): number {
     if (!state.recount || state.count === 0) return runningSum(state);
-    const { sum, compensation } = this.#addedUp(state, 1);
-    state.sum = sum;
-    state.compensation = compensation;
-    state.recount = false;
-    return runningSum(state);
-  }
-
-  /**
-   * The live members' values divided by `divisor`, added up with the sign that brings the running total back toward
-   * zero each time: every partial sum then lies between the largest value and the total, so none passes the double
-   * range unless the total does, whatever order the facts came in.
-   */
-  #addedUp(state: AccumulatorState, divisor: number): { sum: number; compensation: number } {
     const positive: number[] = [];
     const negative: number[] = [];
     for (const members of this.#members.values()) {
-      for (const member of members) {
-        if (member.state === state && member.live) (member.value >= 0 ? positive : negative).push(member.value / divisor);
-      }
+      for (const member of members) if (member.state === state && member.live) (member.value >= 0 ? positive : negative).push(member.value);
     }
-    const total = { sum: 0, compensation: 0, recount: false };
+    // The sign that brings the running total back toward zero each time: every partial sum then lies between the
+    // largest value and the total, so none passes the double range unless the total does, whatever the facts' order.
+    state.sum = 0;
+    state.compensation = 0;
     for (let p = 0, n = 0; p < positive.length || n < negative.length; ) {
-      const upward = n === negative.length || (p < positive.length && total.sum <= 0);
-      addToSum(total, upward ? (positive[p++] as number) : (negative[n++] as number));
+      const upward = n === negative.length || (p < positive.length && state.sum <= 0);
+      addToSum(state, upward ? (positive[p++] as number) : (negative[n++] as number));
     }
-    return { sum: total.sum, compensation: total.compensation };
+    state.recount = false;
+    return runningSum(state);
   }
 
   /** Moves the watermark to `now` when later, and evicts what every windowed accumulator's window left behind. */
@@ -360,7 +345,7 @@ function removeMember(member: Member): void {
 }
 
 /** Neumaier's compensated addition: the low-order part each addition rounds away is kept in the compensation. */
-function addToSum(state: Pick<AccumulatorState, 'sum' | 'compensation' | 'recount'>, value: number): void {
+function addToSum(state: AccumulatorState, value: number): void {
   if (!Number.isFinite(state.sum) && !(Math.sign(value) === Math.sign(state.sum) || value === 0)) state.recount = true;
   const sum = state.sum + value;
   if (Math.abs(state.sum) >= Math.abs(value)) state.compensation += state.sum - sum + value;
@@ -369,7 +354,7 @@ function addToSum(state: Pick<AccumulatorState, 'sum' | 'compensation' | 'recoun
 }
 
 /** The running sum; past the double range its compensation means nothing (Infinity minus Infinity). */
-function runningSum(state: Pick<AccumulatorState, 'sum' | 'compensation'>): number {
+function runningSum(state: AccumulatorState): number {
   return Number.isFinite(state.sum) ? state.sum + state.compensation : state.sum;
 }
 
