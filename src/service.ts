@@ -18,6 +18,7 @@ import { registerKafkaMetrics } from './kafka/kafka-metrics.ts';
 import { Lifecycle, StopRequested } from './lifecycle.ts';
 import { createLogger, type Logger, logProcessWarnings } from './logger.ts';
 import { openSessionStore } from './sessions/open-session-store.ts';
+import { describeRedisError } from './sessions/redis-errors.ts';
 import { RedisSessionStore } from './sessions/redis-session-store.ts';
 import { registerSessionCacheMetrics } from './sessions/session-cache-metrics.ts';
 import { executionBacklog, openStore } from './store/index.ts';
@@ -181,7 +182,7 @@ async function start(config: Config, logger: Logger, lifecycle: Lifecycle, parts
         // The message and code only: ioredis's error carries the failed command, whose arguments hold REDIS_URL's password.
         onError: (error) =>
           logger.warn(
-            { error: { message: describeError(error), code: (error as { code?: unknown }).code } },
+            { error: { message: describeRedisError(error, config.redis.url ?? ''), code: (error as { code?: unknown }).code } },
             'Redis connection error; sessions answer UNAVAILABLE until it returns',
           ),
       }),

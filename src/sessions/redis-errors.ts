@@ -1,5 +1,5 @@
 // Redis failures become AppError at the store edge: connection trouble is UNAVAILABLE (retryable), the rest INTERNAL_ERROR.
-import { AppError } from '../errors.ts';
+import { AppError, describeError } from '../errors.ts';
 
 // Server replies that mean "busy, failing over, refusing writes or connections for now", not "your command is wrong":
 // they pass once the server (or its operator) recovers, so the Kafka side retries them instead of dead-lettering.
@@ -17,4 +17,19 @@ export function toSessionStoreError(error: unknown): AppError {
     return new AppError('INTERNAL_ERROR', 'Session store command failed.', { cause: error });
   }
   return new AppError('UNAVAILABLE', SESSION_STORE_UNAVAILABLE, { cause: error });
+}
+
+/**
+ * A Redis connection error in a line for the log, without REDIS_URL's password: a server that knows no AUTH (renamed
+ * away, or a proxy) answers "unknown command 'auth', with args beginning with: 'user' 'password'".
+ */
+export function describeRedisError(error: Error, redisUrl: string): string {
+  const text = describeError(error);
+  let password = '';
+  try {
+    password = decodeURIComponent(new URL(redisUrl).password);
+  } catch {
+    return text;
+  }
+  return password === '' ? text : text.replaceAll(password, '[redacted]');
 }

@@ -315,7 +315,9 @@ describe.each(STORE_KINDS)('evaluation over HTTP (%s)', (kind) => {
 
 describe('evaluation over HTTP while execution records cannot be written', () => {
   /** An app whose store reaches its own database through a proxy that can hold replies back, backlog limit 1,000. */
-  async function behindProxy(): Promise<{ app: FastifyInstance; store: SqlStore; proxy: TcpProxy; close(): Promise<void> }> {
+  async function behindProxy(
+    logger = createLogger('silent'),
+  ): Promise<{ app: FastifyInstance; store: SqlStore; proxy: TcpProxy; close(): Promise<void> }> {
     const database = await createTestDatabase();
     const proxy = await startTcpProxy(database.url);
     const store = await openStore({ databaseUrl: proxy.url, dataDir: '', executionFlushMs: 20 });
@@ -325,7 +327,7 @@ describe('evaluation over HTTP while execution records cannot be written', () =>
       version: '0.0.0-test',
       store,
       catalog,
-      logger: createLogger('silent'),
+      logger,
     });
     return {
       app,
@@ -373,6 +375,24 @@ describe('evaluation over HTTP while execution records cannot be written', () =>
       expect((await json(app, 'POST', '/api/v1/evaluate', { facts: { a: 3 } })).statusCode).toBe(200);
       await store.executions.flush();
       expect(await countStoredExecutions(store.db)).toBe(1 + 1_000 + 1);
+    } finally {
+      await close();
+    }
+  });
+
+  it("logs a request the database could not serve as a warning naming the database's own error", async () => {
+    const logs: Record<string, unknown>[] = [];
+    const { app, proxy, close } = await behindProxy(createLogger('info', { write: (line: string) => void logs.push(JSON.parse(line)) }));
+    try {
+      proxy.close();
+      // The first request may meet its pooled connection dropped; the next must open one, which is refused.
+      for (let i = 0; i < 3; i += 1) expect((await json(app, 'GET', '/api/v1/rules')).statusCode).toBe(503);
+      const refusals = logs.filter((line) => line.msg === 'request refused');
+      expect(refusals).toHaveLength(3);
+      for (const entry of refusals) expect(entry).toMatchObject({ level: 'warn', error_code: 'UNAVAILABLE', cause: expect.any(String) });
+      // Wrapped twice (the store's "could not connect", then UNAVAILABLE): the database's own words are still there.
+      expect(refusals.at(-1)?.cause).toMatch(/^could not connect to the database: .*ECONNREFUSED/);
+      expect(refusals.some((entry) => entry.err !== undefined)).toBe(false);
     } finally {
       await close();
     }

@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AppError, isRetryable } from '../../../src/errors.ts';
+import { describeRedisError } from '../../../src/sessions/redis-errors.ts';
 import { openRedisSessionStore } from '../../../src/sessions/redis-session-store.ts';
 import { killRedisServer, startRedisServer } from '../../helpers/redis-server.ts';
 import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
@@ -190,6 +191,28 @@ describe('Redis session store when Redis is away', () => {
     } finally {
       await store.close();
       proxy.close();
+    }
+  });
+
+  it("reports a server that knows no AUTH without quoting REDIS_URL's password back", async () => {
+    const port = await freePort();
+    // AUTH and HELLO renamed away, as hardened servers and some proxies have it.
+    const renamed = await startRedisServer(port, ['--rename-command', 'AUTH', '', '--rename-command', 'HELLO', '']);
+    const url = `redis://app:s3cret%2Fpass@127.0.0.1:${port}`;
+    const errors: Error[] = [];
+    try {
+      const store = await openRedisSessionStore({ url, keyPrefix: 'x:', connectTimeoutMs: 500, onError: (error) => errors.push(error) });
+      await eventually(async () => errors.length > 0);
+      await store.close();
+      // The server quotes the command's arguments, and so does ioredis's error: the log line must not.
+      expect(errors.some((error) => error.message.includes('s3cret/pass'))).toBe(true);
+      for (const error of errors) {
+        const line = describeRedisError(error, url);
+        expect(line).not.toContain('s3cret/pass');
+      }
+      expect(describeRedisError(errors[0]!, url)).toMatch(/unknown command 'auth'.*\[redacted\]/i);
+    } finally {
+      await killRedisServer(renamed);
     }
   });
 });

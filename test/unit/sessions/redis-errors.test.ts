@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError, isRetryable } from '../../../src/errors.ts';
-import { toSessionStoreError } from '../../../src/sessions/redis-errors.ts';
+import { describeRedisError, toSessionStoreError } from '../../../src/sessions/redis-errors.ts';
 
 function replyError(message: string): Error {
   const error = new Error(message);
@@ -45,5 +45,22 @@ describe('toSessionStoreError', () => {
 
   it('wraps a thrown non-error value', () => {
     expect(toSessionStoreError('socket closed').code).toBe('UNAVAILABLE');
+  });
+});
+
+describe('describeRedisError', () => {
+  const refused = replyError("ERR unknown command 'auth', with args beginning with: 'app' 'p@ss/word' ");
+
+  it("leaves REDIS_URL's password out, as the URL encodes it or not", () => {
+    expect(describeRedisError(refused, 'redis://app:p%40ss%2Fword@cache:6379')).toBe(
+      "ReplyError: ERR unknown command 'auth', with args beginning with: 'app' '[redacted]' ",
+    );
+  });
+
+  it('says the rest as it is: no password, or one the message does not hold', () => {
+    expect(describeRedisError(new Error('connect ECONNREFUSED 127.0.0.1:6379'), 'redis://cache:6379')).toBe(
+      'connect ECONNREFUSED 127.0.0.1:6379',
+    );
+    expect(describeRedisError(refused, 'redis://:other@cache:6379')).toContain("'p@ss/word'");
   });
 });
