@@ -125,4 +125,13 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
       done(error as AppError, undefined);
     }
   });
+  // Any other type is 415, unread; but a route that takes no body has nothing to refuse in an empty one, however labelled.
+  app.addContentTypeParser('*', (request, _payload, done) => {
+    const empty = request.headers['content-length'] === '0' && request.headers['transfer-encoding'] === undefined;
+    if (empty && request.routeOptions.schema?.body === undefined) {
+      done(null, undefined);
+      return;
+    }
+    done(new AppError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be sent with Content-Type: application/json.'), undefined);
+  });
 }

@@ -59,6 +59,11 @@ function rewriteRefs(value: unknown): unknown {
   return value;
 }
 
+function readsNoBody(route: { route?: { method?: string | string[] } }): boolean {
+  const method = route.route?.method;
+  return method === 'GET' || method === 'HEAD' || (Array.isArray(method) && method.every((m) => m === 'GET' || m === 'HEAD'));
+}
+
 function isZod(value: unknown): value is z.ZodType {
   return value instanceof z.ZodType;
 }
@@ -114,6 +119,8 @@ export async function registerOpenApi(app: FastifyInstance, version: string, aut
           if (value instanceof z.ZodVoid) responses[status] = { type: 'null', description: value.description ?? 'No body.' };
           else responses[status] = isZod(value) ? toOpenApiSchema(value, 'output', hoisted) : value;
         }
+        // A GET body is never read, only refused (400): no 413 or 415 there.
+        if (readsNoBody(route)) for (const status of ['413', '415']) delete responses[status];
         converted.response = responses;
       }
       const entityTag = converted.entityTag;

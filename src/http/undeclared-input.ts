@@ -11,9 +11,11 @@ const NO_QUERY = withFastAccept(z.strictObject({}), (query) => {
 });
 
 const refuseBody: preValidationHookHandler = (request, _reply, done) => {
-  // Fastify never parses a GET or HEAD body, so the headers tell whether one was sent.
+  // Fastify never reads a GET or HEAD body, so the headers tell whether one was sent (chunked: perhaps, so refused);
+  // a DELETE's was read, and an empty one parsed to nothing.
   const length = request.headers['content-length'];
-  const sent = (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
+  const unread = request.method === 'GET' || request.method === 'HEAD';
+  const sent = unread && ((length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined);
   if ((request.body === undefined || request.body === null) && !sent) {
     done();
     return;

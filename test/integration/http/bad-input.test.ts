@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
+import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gt, json, ruleDraft, STORE_KINDS, startTestApp, type TestApp } from './harness.ts';
@@ -223,6 +225,13 @@ describe.each(STORE_KINDS)('bad input over HTTP (%s)', (kind) => {
     });
     expectError(plain, 400, 'VALIDATION_ERROR', /takes no body/);
     expect((await t.app.inject({ method: 'GET', url: '/api/v1/rules', headers: { 'content-length': '0' } })).statusCode).toBe(200);
+    // A DELETE's body is read: an empty one is no body, however it is labelled or framed.
+    const emptyDelete = async (headers: Record<string, string>, payload: string | Readable) =>
+      (await t.app.inject({ method: 'DELETE', url: `/api/v1/sessions/${randomUUID()}`, headers, payload })).statusCode;
+    expect(await emptyDelete({ 'content-type': 'text/plain', 'content-length': '0' }, '')).toBe(404);
+    expect(await emptyDelete({ 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, Readable.from([]))).toBe(404);
+    expect(await emptyDelete({ 'content-type': 'text/plain', 'content-length': '1' }, 'x')).toBe(415);
+    expect(await emptyDelete({ 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, Readable.from(['{}']))).toBe(400);
     // Declared parameters still work, and a route without any answers a clean request.
     expect((await json(t.app, 'GET', '/api/v1/rules?limit=1')).statusCode).toBe(200);
     expect((await json(t.app, 'GET', '/api/v1/audit/verify')).statusCode).toBe(200);
