@@ -128,7 +128,8 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
   // Any other type is 415, unread; but a route that takes no body has nothing to refuse in an empty one, however labelled.
   app.addContentTypeParser('*', (request, _payload, done) => {
     const empty = request.headers['content-length'] === '0' && request.headers['transfer-encoding'] === undefined;
-    if (empty && request.routeOptions.schema?.body === undefined) {
+    // An unknown route is 404 whatever it was sent.
+    if (request.is404 || (empty && request.routeOptions.schema?.body === undefined)) {
       done(null, undefined);
       return;
     }

@@ -16,7 +16,8 @@ const refuseBody: preValidationHookHandler = (request, _reply, done) => {
   const length = request.headers['content-length'];
   const unread = request.method === 'GET' || request.method === 'HEAD';
   const sent = unread && ((length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined);
-  if ((request.body === undefined || request.body === null) && !sent) {
+  // Only an empty body parses to undefined: `null` was sent.
+  if (request.body === undefined && !sent) {
     done();
     return;
   }

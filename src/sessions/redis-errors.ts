@@ -24,12 +24,15 @@ export function toSessionStoreError(error: unknown): AppError {
  * away, or a proxy) answers "unknown command 'auth', with args beginning with: 'user' 'password'".
  */
 export function describeRedisError(error: Error, redisUrl: string): string {
-  const text = describeError(error);
-  let password = '';
+  // The server quotes a refused command's first arguments (cut at about 128 characters, so a long password in part).
+  let text = describeError(error).replace(/(with args beginning with:).*$/s, '$1 [redacted]');
+  const passwords: string[] = [];
   try {
-    password = decodeURIComponent(new URL(redisUrl).password);
+    const url = new URL(redisUrl);
+    passwords.push(decodeURIComponent(url.password), ...url.searchParams.getAll('password'));
   } catch {
     return text;
   }
-  return password === '' ? text : text.replaceAll(password, '[redacted]');
+  for (const password of passwords) if (password !== '') text = text.replaceAll(password, '[redacted]');
+  return text;
 }

@@ -232,6 +232,18 @@ describe.each(STORE_KINDS)('bad input over HTTP (%s)', (kind) => {
     expect(await emptyDelete({ 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, Readable.from([]))).toBe(404);
     expect(await emptyDelete({ 'content-type': 'text/plain', 'content-length': '1' }, 'x')).toBe(415);
     expect(await emptyDelete({ 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, Readable.from(['{}']))).toBe(400);
+    // JSON null is content: refused like any other, and the rule stays.
+    const nullBody = await t.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/rules/${ruleId}`,
+      headers: { 'content-type': 'application/json' },
+      payload: ' null ',
+    });
+    expectError(nullBody, 400, 'VALIDATION_ERROR', /takes no body/);
+    expect((await json(t.app, 'GET', `/api/v1/rules/${ruleId}`)).statusCode).toBe(200);
+    // An unknown route is 404 whatever body it was sent.
+    const unknown = await t.app.inject({ method: 'POST', url: '/api/v1/nope', headers: { 'content-type': 'text/plain' }, payload: 'hi' });
+    expect(unknown.statusCode).toBe(404);
     // Declared parameters still work, and a route without any answers a clean request.
     expect((await json(t.app, 'GET', '/api/v1/rules?limit=1')).statusCode).toBe(200);
     expect((await json(t.app, 'GET', '/api/v1/audit/verify')).statusCode).toBe(200);

@@ -52,8 +52,20 @@ describe('describeRedisError', () => {
   const refused = replyError("ERR unknown command 'auth', with args beginning with: 'app' 'p@ss/word' ");
 
   it("leaves REDIS_URL's password out, as the URL encodes it or not", () => {
-    expect(describeRedisError(refused, 'redis://app:p%40ss%2Fword@cache:6379')).toBe(
-      "ReplyError: ERR unknown command 'auth', with args beginning with: 'app' '[redacted]' ",
+    expect(describeRedisError(new Error('WRONGPASS p@ss/word'), 'redis://app:p%40ss%2Fword@cache:6379')).toBe('WRONGPASS [redacted]');
+    expect(describeRedisError(refused, 'redis://app:p%40ss%2Fword@cache:6379')).not.toContain('p@ss');
+  });
+
+  it('leaves out the quoted arguments whole: a password in the query, or one the server cut short', () => {
+    const long = 'x'.repeat(150);
+    const cut = replyError(`ERR unknown command 'auth', with args beginning with: '${long.slice(0, 117)}' `);
+    expect(describeRedisError(cut, `redis://app:${long}@cache:6379`)).toBe(
+      "ReplyError: ERR unknown command 'auth', with args beginning with: [redacted]",
+    );
+    const queried = replyError("ERR unknown command 'auth', with args beginning with: 'hunter2-secret' ");
+    expect(describeRedisError(queried, 'redis://cache:6379/0?password=hunter2-secret')).not.toContain('hunter2');
+    expect(describeRedisError(new Error('ECONNRESET hunter2-secret'), 'redis://cache:6379/0?password=hunter2-secret')).toBe(
+      'ECONNRESET [redacted]',
     );
   });
 
@@ -61,6 +73,6 @@ describe('describeRedisError', () => {
     expect(describeRedisError(new Error('connect ECONNREFUSED 127.0.0.1:6379'), 'redis://cache:6379')).toBe(
       'connect ECONNREFUSED 127.0.0.1:6379',
     );
-    expect(describeRedisError(refused, 'redis://:other@cache:6379')).toContain("'p@ss/word'");
+    expect(describeRedisError(new Error('ERR p@ss/word'), 'redis://:other@cache:6379')).toBe('ERR p@ss/word');
   });
 });
