@@ -101,8 +101,9 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit }, (request, body, done) => {
     const bytes = body as Buffer;
-    // Clients that label every request as JSON send DELETEs with an empty body: nothing to parse where no body is taken.
-    if (bytes.length === 0 && request.routeOptions.schema?.body === undefined) {
+    // Clients that label every request as JSON send DELETEs with an empty body: nothing to parse where no body is taken;
+    // nor on an unknown route, which is 404 whatever it was sent.
+    if ((bytes.length === 0 && request.routeOptions.schema?.body === undefined) || request.is404) {
       done(null, undefined);
       return;
     }

@@ -242,8 +242,14 @@ describe.each(STORE_KINDS)('bad input over HTTP (%s)', (kind) => {
     expectError(nullBody, 400, 'VALIDATION_ERROR', /takes no body/);
     expect((await json(t.app, 'GET', `/api/v1/rules/${ruleId}`)).statusCode).toBe(200);
     // An unknown route is 404 whatever body it was sent.
-    const unknown = await t.app.inject({ method: 'POST', url: '/api/v1/nope', headers: { 'content-type': 'text/plain' }, payload: 'hi' });
-    expect(unknown.statusCode).toBe(404);
+    for (const [type, payload] of [
+      ['text/plain', 'hi'],
+      ['application/json', '{bad'],
+      ['application/json; charset=latin1', '{}'],
+    ]) {
+      const unknown = await t.app.inject({ method: 'POST', url: '/api/v1/nope', headers: { 'content-type': type! }, payload: payload! });
+      expect(unknown.statusCode, type).toBe(404);
+    }
     // Declared parameters still work, and a route without any answers a clean request.
     expect((await json(t.app, 'GET', '/api/v1/rules?limit=1')).statusCode).toBe(200);
     expect((await json(t.app, 'GET', '/api/v1/audit/verify')).statusCode).toBe(200);
