@@ -19,9 +19,12 @@ function sameIds(a: readonly number[], b: readonly number[]): boolean {
   return true;
 }
 
-/** A sum past Number.MAX_VALUE is Infinity, which JSON cannot carry: it is stored as null rather than refusing the write. */
+/**
+ * A sum past Number.MAX_VALUE is Infinity: kept as such, so explain compares what the write compared (only NaN, which
+ * no aggregate should be, is stored as null).
+ */
 function storable(value: number | null | undefined): number | null {
-  return value !== null && value !== undefined && Number.isFinite(value) ? value : null;
+  return value === null || value === undefined || Number.isNaN(value) ? null : value;
 }
 
 export function storableAggregates(values: Aggregates): Aggregates {
@@ -30,9 +33,24 @@ export function storableAggregates(values: Aggregates): Aggregates {
   return out;
 }
 
-/** storableAggregates as JSON, built in one pass (accumulator ids need no escaping: letters, digits, `.`, `_`, `:`, `-`). */
+/**
+ * storableAggregates as JSON, built in one pass (accumulator ids need no escaping: letters, digits, `.`, `_`, `:`, `-`);
+ * JSON has no infinity, so ±Infinity is written as the string "Infinity" or "-Infinity" (storedAggregate reads it back).
+ */
 export function aggregatesJson(values: Aggregates): string {
   let json = '';
-  for (const id in values) json += `${json === '' ? '{' : ','}"${id}":${String(storable(values[id]))}`;
+  for (const id in values) {
+    const value = storable(values[id]);
+    const text = value === null || Number.isFinite(value) ? String(value) : `"${String(value)}"`;
+    json += `${json === '' ? '{' : ','}"${id}":${text}`;
+  }
   return json === '' ? '{}' : `${json}}`;
+}
+
+/** One value of aggregatesJson read back: a number, ±Infinity from its string, else null. */
+export function storedAggregate(value: unknown): number | null {
+  if (typeof value === 'number') return value;
+  if (value === 'Infinity') return Number.POSITIVE_INFINITY;
+  if (value === '-Infinity') return Number.NEGATIVE_INFINITY;
+  return null;
 }

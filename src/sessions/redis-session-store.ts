@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis, type RedisOptions } from 'ioredis';
 import { AppError } from '../errors.ts';
 import { contributionRecord, parseContributionRecord } from './contribution-record.ts';
-import { aggregatesJson, firedChange } from './fired-change.ts';
+import { aggregatesJson, firedChange, storedAggregate } from './fired-change.ts';
 import { legacySessionKeys, SESSION_LOG_LENGTH, sessionKeys } from './keys.ts';
 import { LUA_SCRIPTS, type LuaScriptName } from './lua-scripts.ts';
 import { SESSION_STORE_UNAVAILABLE, toSessionStoreError } from './redis-errors.ts';
@@ -702,12 +702,12 @@ function idList(value: unknown): number[] {
   return Array.isArray(value) ? value.filter((n): n is number => typeof n === 'number') : [];
 }
 
-/** Meta `aggregates` and `aggregates_at`; undefined before the first write. Non-numbers read as null. */
+/** Meta `aggregates` and `aggregates_at`; undefined before the first write. ±Infinity from its string, other non-numbers as null. */
 function parseAggregates(json: string | undefined, at: string | undefined): AggregatesAsOf | undefined {
   if (json === undefined || at === undefined) return undefined;
   const parsed = JSON.parse(json) as Record<string, unknown>;
   const values: Aggregates = {};
-  for (const [accumulatorId, value] of Object.entries(parsed)) values[accumulatorId] = typeof value === 'number' ? value : null;
+  for (const [accumulatorId, value] of Object.entries(parsed)) values[accumulatorId] = storedAggregate(value);
   return { values, asOf: Number(at) };
 }
 

@@ -52,8 +52,9 @@ const sessionAggregateSchema = z
       .number()
       .nullable()
       .describe(
-        'Its value as of aggregates_as_of; null for avg, min or max of nothing. A node added or changed since then has ' +
-          'no contributions yet: 0 for count and sum, null otherwise.',
+        'Its value as of aggregates_as_of; null for avg, min or max of nothing, and for a sum or avg past the double ' +
+          'range (session explain shows it as Infinity). A node added or changed since then has no contributions yet: ' +
+          '0 for count and sum, null otherwise.',
       ),
   })
   .register(components, { id: 'SessionAggregate' });

@@ -510,6 +510,9 @@ describe.each(STORES)('sessions over HTTP with the $name store', ({ open }) => {
     const read = await json(t.app, 'GET', `/api/v1/sessions/${id}`);
     expect(read.statusCode).toBe(200);
     expect(read.json()).toMatchObject({ fact_count: 2, active_rules: [ids.huge], aggregates: [{ rule_id: ids.huge, value: null }] });
+    // Explain compares what the write compared: the rule active, explained as matched on Infinity.
+    const explained = await json(t.app, 'POST', `/api/v1/sessions/${id}/explain`, { rule_id: ids.huge });
+    expect(explained.json()).toMatchObject({ matched: true, matching_conditions: ['sum(amount) > 1 (actual: Infinity)'] });
   });
 
   it('fires "total spend above 5000" with sum, reporting activated and deactivated only on change', async () => {

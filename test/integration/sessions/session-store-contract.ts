@@ -293,7 +293,7 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
       expect(left).not.toBe(0.1 + 0.2 - 0.1);
       expect(retracted?.aggregates).toEqual({ [count.id]: 1, [sum.id]: left, [avg.id]: left, [min.id]: 0.2, [max.id]: 0.2 });
 
-      // Empty accumulators are stored as such: null for avg and min; a sum past the double range as null too.
+      // Empty accumulators are stored as such: null for avg and min; a sum past the double range as Infinity.
       const fresh = await created();
       const d = await store.addFact(fresh, { ...base, specs: [avg, min], factId: 'd', fact: {}, contributions: [], now: T0 + 4 });
       expect(d?.aggregates).toEqual({ [avg.id]: null, [min.id]: null });
@@ -302,7 +302,7 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
       await store.addFact(fresh, { ...base, specs: [sum], factId: 'e', fact: 1, contributions: huge });
       const overflow = await store.addFact(fresh, { ...base, specs: [sum], factId: 'f', fact: 2, contributions: huge });
       expect(overflow?.aggregates[sum.id]).toBe(Number.POSITIVE_INFINITY);
-      expect((await store.get(fresh))?.aggregates?.values).toEqual({ [sum.id]: null });
+      expect((await store.get(fresh))?.aggregates?.values).toEqual({ [sum.id]: Number.POSITIVE_INFINITY });
     });
 
     it('remembers per fact id the change an applied add caused and hands it back for an identical re-send', async () => {

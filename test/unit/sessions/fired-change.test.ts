@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { aggregatesJson, firedChange, storableAggregates } from '../../../src/sessions/fired-change.ts';
+import { aggregatesJson, firedChange, storableAggregates, storedAggregate } from '../../../src/sessions/fired-change.ts';
 
 describe('fired-set change', () => {
   it('reports rules that started and stopped holding, in the order of each set', () => {
@@ -36,13 +36,20 @@ describe('fired-set change', () => {
 describe('stored aggregates', () => {
   const values = { 'a.count': 3, 'b.sum': 0.1 + 0.2, 'c.avg': null, 'd.sum': Number.POSITIVE_INFINITY, 'e.min': -1e-7 };
 
-  it('keeps finite numbers and null, and stores a sum past the double range as null', () => {
-    expect(storableAggregates(values)).toEqual({ 'a.count': 3, 'b.sum': 0.1 + 0.2, 'c.avg': null, 'd.sum': null, 'e.min': -1e-7 });
+  it('keeps numbers, a sum past the double range too, and null; only NaN is stored as null', () => {
+    expect(storableAggregates({ ...values, 'f.avg': Number.NaN })).toEqual({ ...values, 'f.avg': null });
   });
 
-  it('writes the same as JSON that reads back to exactly those values', () => {
-    expect(JSON.parse(aggregatesJson(values))).toEqual(storableAggregates(values));
-    expect(aggregatesJson(values)).toBe(JSON.stringify(storableAggregates(values)));
+  it('writes JSON that reads back to exactly those values, infinities as strings', () => {
+    const withBoth = { ...values, 'f.sum': Number.NEGATIVE_INFINITY };
+    const json = aggregatesJson(withBoth);
+    expect(json).toContain('"d.sum":"Infinity"');
+    const read = Object.fromEntries(
+      Object.entries(JSON.parse(json) as Record<string, unknown>).map(([id, value]) => [id, storedAggregate(value)]),
+    );
+    expect(read).toEqual(storableAggregates(withBoth));
+    expect(aggregatesJson({ 'a.count': 3, 'c.avg': null })).toBe(JSON.stringify({ 'a.count': 3, 'c.avg': null }));
     expect(aggregatesJson({})).toBe('{}');
+    expect(storedAggregate('1')).toBeNull();
   });
 });
