@@ -38,3 +38,39 @@ function nestsBelow(value: object, depth: number, limit: number): boolean {
   }
   return false;
 }
+
+/**
+ * Most elements an array in a fact may hold, as a rule's list may: every `any`/`all` node scans a fact's array whole,
+ * so a rule of hundreds of them over one array of 350,000 (a 1 MiB body) held the event loop for seconds.
+ */
+export const MAX_FACT_ARRAY = 10_000;
+
+/** True when a fact nests deeper than MAX_FACT_DEPTH or holds an array longer than MAX_FACT_ARRAY: one walk for both. */
+export function exceedsFactLimits(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && beyondFactLimits(value, 1);
+}
+
+/** The fact check's message (`must ...`) when exceedsFactLimits, else undefined. */
+export function factLimitProblem(value: unknown): string | undefined {
+  if (!exceedsFactLimits(value)) return undefined;
+  return nestsDeeperThan(value, MAX_FACT_DEPTH)
+    ? `must not be nested deeper than ${MAX_FACT_DEPTH} levels`
+    : `must not hold an array of more than ${MAX_FACT_ARRAY.toLocaleString('en-US')} elements`;
+}
+
+function beyondFactLimits(value: object, depth: number): boolean {
+  if (depth > MAX_FACT_DEPTH) return true;
+  if (Array.isArray(value)) {
+    if (value.length > MAX_FACT_ARRAY) return true;
+    for (let index = 0; index < value.length; index++) {
+      const child: unknown = value[index];
+      if (typeof child === 'object' && child !== null && beyondFactLimits(child, depth + 1)) return true;
+    }
+    return false;
+  }
+  for (const key in value) {
+    const child: unknown = (value as Record<string, unknown>)[key];
+    if (typeof child === 'object' && child !== null && beyondFactLimits(child, depth + 1)) return true;
+  }
+  return false;
+}

@@ -1,6 +1,6 @@
 // The messages the Kafka pipeline reads and writes: facts in, results out, dead letters aside, rule changes broadcast.
 import { z } from 'zod';
-import { MAX_FACT_DEPTH, nestsDeeperThan } from './json-depth.ts';
+import { factLimitProblem } from './json-depth.ts';
 import { ruleFieldSchemas } from './rule.ts';
 
 // Avro writers send null for an absent optional field, so null means "not given" here.
@@ -11,7 +11,10 @@ export const factMessageSchema = z
   .strictObject({
     facts: z
       .record(z.string(), z.unknown())
-      .refine((facts) => !nestsDeeperThan(facts, MAX_FACT_DEPTH), `must not be nested deeper than ${MAX_FACT_DEPTH} levels`)
+      .superRefine((facts, ctx) => {
+        const problem = factLimitProblem(facts);
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+      })
       .describe('The fact: an object of named fields, as in POST /api/v1/evaluate.'),
     domain: ruleFieldSchemas.domain.nullish().describe("Only this domain's rules are evaluated; every domain when absent, as over HTTP."),
     session_id: optionalText(200).describe(

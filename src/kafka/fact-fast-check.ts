@@ -1,6 +1,6 @@
 // A hand-written check of the common, valid fact message, so the hot path skips the schema walk; anything unusual
 // (and every invalid message) falls through to the zod schema, which decides and explains. A property test keeps both in step.
-import { MAX_FACT_DEPTH, nestsDeeperThan } from '../contracts/json-depth.ts';
+import { exceedsFactLimits } from '../contracts/json-depth.ts';
 import type { FactMessage } from '../contracts/kafka-messages.ts';
 import { isCommonDomain } from '../contracts/rule.ts';
 
@@ -23,7 +23,7 @@ export function fastFactMessage(value: unknown): FactMessage | undefined {
     if (key !== 'facts' && key !== 'domain' && key !== 'session_id' && key !== 'fact_id') return undefined;
   }
   const { facts, domain, session_id, fact_id } = value;
-  if (!isPlainObject(facts) || nestsDeeperThan(facts, MAX_FACT_DEPTH)) return undefined;
+  if (!isPlainObject(facts) || exceedsFactLimits(facts)) return undefined;
   // The schema trims domains; an untrimmed one is left to it.
   if (domain !== undefined && domain !== null && !isCommonDomain(domain)) return undefined;
   if (!optionalText(session_id, ID_MAX) || !optionalText(fact_id, ID_MAX)) return undefined;

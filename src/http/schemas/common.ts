@@ -1,6 +1,6 @@
 // Building blocks of the HTTP bodies: facts, ids, paging and the error body, each described for the OpenAPI document.
 import { z } from 'zod';
-import { MAX_FACT_DEPTH, nestsDeeperThan } from '../../contracts/json-depth.ts';
+import { exceedsFactLimits, factLimitProblem } from '../../contracts/json-depth.ts';
 import { ruleFieldSchemas } from '../../contracts/rule.ts';
 import { ERROR_CODES, type ErrorCode } from '../../errors.ts';
 
@@ -42,7 +42,10 @@ export type Facts = Record<string, unknown>;
 
 export const factsSchema = z
   .record(z.string(), z.unknown())
-  .refine((facts) => !nestsDeeperThan(facts, MAX_FACT_DEPTH), `must not be nested deeper than ${MAX_FACT_DEPTH} levels`)
+  .superRefine((facts, ctx) => {
+    const problem = factLimitProblem(facts);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  })
   .describe('A fact: a JSON object of named fields.');
 
 export const domainField = ruleFieldSchemas.domain.describe('Only rules of this domain are considered; all domains when absent.');
@@ -56,7 +59,7 @@ export function isCommonFacts(value: unknown): boolean {
     (value as { constructor?: unknown }).constructor === Object &&
     // zod leaves an own __proto__ key out of its copy.
     !Object.hasOwn(value, '__proto__') &&
-    !nestsDeeperThan(value, MAX_FACT_DEPTH)
+    !exceedsFactLimits(value)
   );
 }
 

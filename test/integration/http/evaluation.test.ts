@@ -311,6 +311,18 @@ describe.each(STORE_KINDS)('evaluation over HTTP (%s)', (kind) => {
       rule.id,
     ]);
   });
+
+  it('accepts a fact array of 10,000 elements and refuses 10,001, in evaluate and session facts alike', async () => {
+    const items = (length: number) => ({ items: Array.from({ length }, (_, i) => i) });
+    expect((await json(t.app, 'POST', '/api/v1/evaluate', { facts: items(10_000) })).statusCode).toBe(200);
+    const refusal = 'body.facts: must not hold an array of more than 10,000 elements';
+    const refused = await json(t.app, 'POST', '/api/v1/evaluate', { facts: items(10_001) });
+    expect([refused.statusCode, refused.json()]).toEqual([400, { detail: refusal, error_code: 'VALIDATION_ERROR' }]);
+    const simulated = await json(t.app, 'POST', '/api/v1/simulate', { facts: { deep: [items(10_001)] } });
+    expect([simulated.statusCode, simulated.json().detail]).toEqual([400, refusal]);
+    const session = await json(t.app, 'POST', '/api/v1/sessions/rs-1-x/facts', { fact_id: 'f', event: items(10_001) });
+    expect([session.statusCode, session.json().detail]).toEqual([400, 'body.event: must not hold an array of more than 10,000 elements']);
+  });
 });
 
 describe('evaluation over HTTP while execution records cannot be written', () => {

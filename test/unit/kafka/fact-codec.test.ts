@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_FACT_DEPTH, nestsDeeperThan } from '../../../src/contracts/json-depth.ts';
+import { MAX_FACT_ARRAY, MAX_FACT_DEPTH, nestsDeeperThan } from '../../../src/contracts/json-depth.ts';
 import { poisoningKeyPath } from '../../../src/contracts/poisoning-keys.ts';
 import { AppError } from '../../../src/errors.ts';
 import {
@@ -179,6 +179,14 @@ describe('fact depth', () => {
   it('rejects deeper facts', () => {
     expect(validationDetail(() => parseFactMessage({ facts: nested(MAX_FACT_DEPTH + 1) }))).toBe(
       `fact message does not match the schema: facts: must not be nested deeper than ${MAX_FACT_DEPTH} levels`,
+    );
+  });
+
+  it('accepts arrays of up to 10,000 elements, as POST /api/v1/evaluate does, and rejects longer ones', () => {
+    const items = (length: number) => ({ order: { items: Array.from({ length }, () => ({})) } });
+    expect(parseFactMessage({ facts: items(MAX_FACT_ARRAY) }).facts).toEqual(items(MAX_FACT_ARRAY));
+    expect(validationDetail(() => parseFactMessage({ facts: items(MAX_FACT_ARRAY + 1) }))).toBe(
+      'fact message does not match the schema: facts: must not hold an array of more than 10,000 elements',
     );
   });
 
