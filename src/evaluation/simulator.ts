@@ -43,6 +43,9 @@ export function simulate(catalog: { readonly engine: RuleEngine }, input: Simula
  */
 export const MAX_INLINE_PATTERN_SIZE = 2_000;
 
+/** Most `any`/`all` nodes one request's inline rules may hold: each scans a fact's array whole, on the event loop. */
+export const MAX_INLINE_QUANTIFIERS = 64;
+
 /** Numbers the rules 1..n in input order; every DSL problem of every rule is reported at once, as DSL_ERROR. */
 export function inlineRules(rules: readonly SimulatedRule[]): RuleInput[] {
   const issues: ValidationIssue[] = [];
@@ -58,6 +61,13 @@ export function inlineRules(rules: readonly SimulatedRule[]): RuleInput[] {
       `The rules' regex patterns hold ${patterns.toLocaleString('en-US')} characters in all (a part repeated n times counting n times); one simulate request may carry at most ${MAX_INLINE_PATTERN_SIZE.toLocaleString('en-US')}.`,
     );
   }
+  const quantifiers = rules.reduce((sum, rule) => sum + quantifierCount(rule.condition_dsl), 0);
+  if (quantifiers > MAX_INLINE_QUANTIFIERS) {
+    throw new AppError(
+      'VALIDATION_ERROR',
+      `The rules hold ${quantifiers.toLocaleString('en-US')} any/all nodes in all (each scans a fact's array whole); one simulate request may carry at most ${MAX_INLINE_QUANTIFIERS}.`,
+    );
+  }
   return rules.map((rule, index) => ({
     id: index + 1,
     name: rule.name,
@@ -66,6 +76,15 @@ export function inlineRules(rules: readonly SimulatedRule[]): RuleInput[] {
     ...(rule.priority === undefined ? {} : { priority: rule.priority }),
     ...(rule.domain === undefined ? {} : { domain: rule.domain }),
   }));
+}
+
+/** The `any` and `all` nodes of a validated condition, counted. */
+function quantifierCount(node: unknown): number {
+  if (typeof node !== 'object' || node === null) return 0;
+  const fields = node as Record<string, unknown>;
+  let total = fields.type === 'any' || fields.type === 'all' ? 1 : 0;
+  for (const child of Object.values(fields)) total += quantifierCount(child);
+  return total;
 }
 
 /** The size (patternSize) of every regex pattern in a validated condition, summed. */

@@ -216,6 +216,20 @@ describe.each(STORE_KINDS)('evaluation over HTTP (%s)', (kind) => {
     });
   });
 
+  it('refuses inline rules holding more than 64 any/all nodes in all, before running any', async () => {
+    const scan = (i: number) => ({ type: 'any', field: 'items', condition: { type: 'condition', field: `b${i}`, op: '==', value: i } });
+    const rule = (nodes: number) =>
+      ruleDraft('scans', { condition_dsl: { type: 'or', children: Array.from({ length: nodes }, (_, i) => scan(i)) } });
+    const facts = { items: [{ b63: 63 }] };
+    const allowed = await json(t.app, 'POST', '/api/v1/simulate', { rules: [rule(32), rule(32)], facts });
+    expect([allowed.statusCode, allowed.json().fired_rules]).toEqual([200, []]);
+    const refused = await json(t.app, 'POST', '/api/v1/simulate', { rules: [rule(32), rule(33)], facts });
+    expect(refused.json()).toEqual({
+      error_code: 'VALIDATION_ERROR',
+      detail: expect.stringMatching(/^The rules hold 65 any\/all nodes in all .*one simulate request may carry at most 64\.$/),
+    });
+  });
+
   it('simulates against the stored rules when no rules are given, recording no execution', async () => {
     await t.store.executions.flush();
     const before = await countExecutions(t);
