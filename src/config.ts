@@ -74,6 +74,8 @@ export interface Config {
   };
   readonly sessions: {
     readonly maxFacts: number;
+    /** Characters of fact JSON one session may hold (RULES_SESSION_MAX_BYTES). */
+    readonly maxBytes: number;
     /** Facts of Redis sessions an instance keeps a copy of (each cached session counts one more); 0: none. */
     readonly cacheFacts: number;
     /** Fact field (a path) holding a session fact's event time: ISO 8601 or epoch ms; absent, arrival time. */
@@ -194,6 +196,8 @@ const MAX_TIMER_MS = 2_147_483_647;
  * body crashed the process; half of that leaves room for the parsed value too.
  */
 const MAX_BODY_LIMIT = 256 * 1_048_576;
+/** Largest RULES_SESSION_MAX_BYTES: a session read whole (GET) must stay one string V8 can make. */
+const MAX_SESSION_BYTES = 256 * 1_048_576;
 
 /** Longest retention: a cutoff further back than this stops being a date the database takes. */
 const MAX_RETENTION_MS = 100 * 365 * 86_400_000;
@@ -358,6 +362,17 @@ const envSchema = z.object({
   // Below 100 ms a Redis on the same host under load would be taken for an absent one.
   REDIS_COMMAND_TIMEOUT: duration('5s', MAX_TIMER_MS, 'about 24 days, the longest timer Node keeps', 100),
   RULES_SESSION_MAX_FACTS: integer(1, 10_000_000, 10_000),
+  // A session read is one JSON text, and V8's longest string is just under 512 MiB.
+  RULES_SESSION_MAX_BYTES: optional(z.string())
+    .transform((value, ctx) => {
+      const bytes = parseByteSize(value ?? '64mib');
+      if (bytes === undefined || bytes < 1_024 || bytes > MAX_SESSION_BYTES) {
+        ctx.addIssue({ code: 'custom', message: 'must be a size from 1kb to 256mb, e.g. 67108864, 65536kb or 64mb' });
+        return z.NEVER;
+      }
+      return bytes;
+    })
+    .pipe(z.number()),
   RULES_SESSION_CACHE_FACTS: integer(0, 100_000_000, 100_000),
   RULES_SESSION_TIMESTAMP_FIELD: optional(z.string().trim().min(1).max(256, 'must be at most 256 characters')).transform(
     (value) => value ?? 'timestamp',
@@ -412,6 +427,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     redis: { url: e.REDIS_URL, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT },
     sessions: {
       maxFacts: e.RULES_SESSION_MAX_FACTS,
+      maxBytes: e.RULES_SESSION_MAX_BYTES,
       cacheFacts: e.RULES_SESSION_CACHE_FACTS,
       timestampField: e.RULES_SESSION_TIMESTAMP_FIELD,
       streamingTtlSeconds: Math.ceil(e.KAFKA_STREAMING_SESSION_TTL / 1_000),

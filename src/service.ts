@@ -200,6 +200,7 @@ async function start(config: Config, logger: Logger, lifecycle: Lifecycle, parts
     sessions: sessionStore,
     executions: store.executions,
     maxFacts: config.sessions.maxFacts,
+    maxBytes: config.sessions.maxBytes,
     timestampField: config.sessions.timestampField,
     implicitTtlSeconds: config.sessions.streamingTtlSeconds,
     ...(metrics === undefined ? {} : { observer: metrics.observe }),

@@ -30,6 +30,8 @@ export interface SessionEvaluatorOptions {
   writes?: SessionWriteObserver;
   /** RULES_SESSION_MAX_FACTS. */
   maxFacts: number;
+  /** RULES_SESSION_MAX_BYTES: characters of fact JSON one session may hold; no limit when absent. */
+  maxBytes?: number;
   /** RULES_SESSION_TIMESTAMP_FIELD; default `timestamp`. */
   timestampField?: string;
   /** TTL of sessions created implicitly by a stream (addFactToImplicitSession); default one hour. */
@@ -411,6 +413,7 @@ export class SessionEvaluator {
         specs: this.#specsOf(engine, scope.domain),
         now,
         maxFacts: this.#options.maxFacts,
+        ...(this.#options.maxBytes === undefined ? {} : { maxBytes: this.#options.maxBytes }),
         fire: evaluation.fire,
         revision,
       });

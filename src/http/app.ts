@@ -46,7 +46,7 @@ export interface AppDependencies {
   sessions?: SessionEvaluator;
   /** Working memory for the sessions built here; the caller closes it. */
   sessionStore?: SessionStore;
-  sessionOptions?: Pick<SessionEvaluatorOptions, 'maxFacts' | 'timestampField' | 'clock'>;
+  sessionOptions?: Pick<SessionEvaluatorOptions, 'maxFacts' | 'maxBytes' | 'timestampField' | 'clock'>;
   /** Required for RULES_METRICS=prometheus; the same registry other transports count into. */
   metrics?: ServiceMetrics;
   /** Further dependencies /health/ready reports, e.g. kafka or redis. */

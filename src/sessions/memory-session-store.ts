@@ -128,8 +128,9 @@ export class MemorySessionStore implements SessionStore {
     const outcome = memory.add(input.factId, fact, input.specs, input.now, input.maxFacts, {
       arrival: input.arrival === true,
       evictOldest: input.evictOldest === true,
+      ...(input.maxBytes === undefined ? {} : { maxBytes: input.maxBytes }),
     });
-    if (outcome.kind === 'full') throw sessionFull(id, input.maxFacts);
+    if (outcome.kind === 'full') throw sessionFull(id, input, outcome.by);
     this.#touch(session, input.now);
     const aggregates = memory.aggregates(input.specs);
     if (outcome.kind === 'duplicate') {

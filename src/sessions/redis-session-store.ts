@@ -290,6 +290,7 @@ export class RedisSessionStore implements SessionStore {
       const outcome = memory.add(input.factId, fact, input.specs, input.now, input.maxFacts, {
         arrival: input.arrival === true,
         evictOldest: input.evictOldest === true,
+        ...(input.maxBytes === undefined ? {} : { maxBytes: input.maxBytes }),
       });
       const aggregates = memory.aggregates(input.specs);
       // Read now: later writes may change the copy while this one is on the wire.
@@ -301,7 +302,7 @@ export class RedisSessionStore implements SessionStore {
         return {
           reply: this.#send(id, session, input, [kind, String(input.now), input.factId]),
           answer: (stored: string): AddFactResult => {
-            if (outcome.kind === 'full') throw sessionFull(id, input.maxFacts);
+            if (outcome.kind === 'full') throw sessionFull(id, input, outcome.by);
             const change = stored === '' ? { activated: [], deactivated: [] } : parseChange(stored);
             return { aggregates, factCount, replaced: false, version, duplicate: true, change };
           },

@@ -61,6 +61,9 @@ export function checkAddFact(id: string, input: AddFactInput): StoredFact {
   checkTime('eventTimeMs', input.eventTimeMs);
   checkTime('now', input.now);
   checkMaxFacts(input.maxFacts);
+  if (input.maxBytes !== undefined && !(Number.isInteger(input.maxBytes) && input.maxBytes >= 1)) {
+    throw new AppError('VALIDATION_ERROR', 'maxBytes must be a positive integer.');
+  }
   checkContributions(input.contributions, checkSpecs(input.specs));
   const json = JSON.stringify(input.fact);
   if (json === undefined) throw new AppError('VALIDATION_ERROR', 'The fact must be a JSON value.');
@@ -100,8 +103,18 @@ export function checkMaxFacts(maxFacts: number): void {
   }
 }
 
-export function sessionFull(id: string, maxFacts: number): AppError {
-  return new AppError('SESSION_FULL', `Session '${id}' already holds the maximum of ${maxFacts} facts; retract one first.`);
+export function sessionFull(
+  id: string,
+  limits: { readonly maxFacts: number; readonly maxBytes?: number },
+  by: 'facts' | 'bytes',
+): AppError {
+  if (by === 'bytes') {
+    return new AppError(
+      'SESSION_FULL',
+      `Session '${id}' would hold more than ${limits.maxBytes} characters of fact JSON (RULES_SESSION_MAX_BYTES); retract facts first, or send a smaller one.`,
+    );
+  }
+  return new AppError('SESSION_FULL', `Session '${id}' already holds the maximum of ${limits.maxFacts} facts; retract one first.`);
 }
 
 export function sessionExists(id: string): AppError {

@@ -86,6 +86,11 @@ export interface AddFactInput {
   readonly now: number;
   readonly maxFacts: number;
   /**
+   * Most characters of fact JSON the session may hold (RULES_SESSION_MAX_BYTES); none when absent. Past it the add is
+   * refused as SESSION_FULL, or with evictOldest makes room the same way.
+   */
+  readonly maxBytes?: number;
+  /**
    * The rules that hold on the aggregates after this add (the ids of the fired rules). The store calls it while it
    * applies the add and stores the fired set, and the change against the one before, in the same atomic step. It may be
    * called more than once (a write that lost a race to another instance is applied again) and must not throw.

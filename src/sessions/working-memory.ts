@@ -17,8 +17,8 @@ export interface StoredFact {
 export type AddOutcome =
   /** The fact id holds byte-identical JSON: nothing was applied (time still moved on). */
   | { readonly kind: 'duplicate' }
-  /** A new fact id while the session holds maxFacts facts: nothing was applied. */
-  | { readonly kind: 'full' }
+  /** A new fact id while the session holds maxFacts facts, or a fact past maxBytes of JSON: nothing was applied. */
+  | { readonly kind: 'full'; readonly by: 'facts' | 'bytes' }
   /** `stored`: the fact as kept, its arrival time settled; `evicted`: the oldest facts that left to make room. */
   | { readonly kind: 'added'; readonly old: StoredFact | undefined; readonly stored: StoredFact; readonly evicted: readonly string[] };
 
@@ -28,6 +28,8 @@ export interface AddOptions {
   readonly arrival?: boolean;
   /** A full session lets its facts with the oldest event time go (each a retraction) instead of refusing the add. */
   readonly evictOldest?: boolean;
+  /** Most characters of fact JSON the session may hold; no limit when absent. */
+  readonly maxBytes?: number;
 }
 
 /** One fact counted in one accumulator; it stops counting for good once `live` is false. */
@@ -80,6 +82,8 @@ export class WorkingMemory {
   readonly facts: Map<string, StoredFact>;
   /** The facts' weight (factWeight summed): what a cache of copies bounds. */
   weight = 0;
+  /** Characters of the facts' JSON: what RULES_SESSION_MAX_BYTES bounds. */
+  bytes = 0;
   /** Bumped by every applied add or retract. */
   version: number;
   /** Latest `now` of any write, epoch ms; -Infinity before the first. */
@@ -94,7 +98,10 @@ export class WorkingMemory {
     this.facts = facts;
     this.version = version;
     this.watermark = watermark;
-    for (const fact of facts.values()) this.weight += factWeight(fact);
+    for (const fact of facts.values()) {
+      this.weight += factWeight(fact);
+      this.bytes += fact.json.length;
+    }
   }
 
   /**
@@ -120,23 +127,30 @@ export class WorkingMemory {
     // Time moves on even for a refused add: every write that reaches the session brings its now.
     this.#advance(specs, now);
     const evicted: string[] = [];
-    if (old === undefined && this.facts.size >= maxFacts) {
-      if (options.evictOldest !== true) return { kind: 'full' };
-      for (const oldest of this.#oldestFactIds(this.facts.size - maxFacts + 1)) {
-        this.#removeMembers(oldest);
-        this.weight -= factWeight(this.facts.get(oldest) as StoredFact);
-        this.facts.delete(oldest);
-        this.version += 1;
-        evicted.push(oldest);
+    const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
+    // A fact larger than the whole allowance could not be held whatever left.
+    if (fact.json.length > maxBytes) return { kind: 'full', by: 'bytes' };
+    const growth = fact.json.length - (old?.json.length ?? 0);
+    const overFacts = old === undefined && this.facts.size >= maxFacts;
+    if (overFacts || this.bytes + growth > maxBytes) {
+      if (options.evictOldest !== true) return { kind: 'full', by: overFacts ? 'facts' : 'bytes' };
+      if (overFacts) for (const oldest of this.#oldestFactIds(this.facts.size - maxFacts + 1)) this.#evict(oldest, evicted);
+      // Then the oldest of the others, one at a time, until the fact fits; the fact it replaces is not one of them.
+      while (this.bytes + growth > maxBytes) {
+        const [oldest] = this.#oldestFactIds(1, factId);
+        if (oldest === undefined) break;
+        this.#evict(oldest, evicted);
       }
     }
     if (options.arrival === true && fact.eventTimeMs < this.watermark) fact = { ...fact, eventTimeMs: this.watermark };
     if (old !== undefined) {
       this.#removeMembers(factId);
       this.weight -= factWeight(old);
+      this.bytes -= old.json.length;
     }
     this.facts.set(factId, fact);
     this.weight += factWeight(fact);
+    this.bytes += fact.json.length;
     const members: Member[] = [];
     for (const [accumulatorId, value] of fact.contributions) {
       const state = this.#states.get(accumulatorId);
@@ -153,12 +167,12 @@ export class WorkingMemory {
    * The `count` facts with the oldest event times (the first held of those tied), made only when a full session must
    * make room: one scan for the usual one, one sort when a lowered limit leaves many to go.
    */
-  #oldestFactIds(count: number): string[] {
+  #oldestFactIds(count: number, except?: string): string[] {
     if (count === 1) {
       let oldestId: string | undefined;
       let oldestTime = Number.POSITIVE_INFINITY;
       for (const [id, fact] of this.facts) {
-        if (oldestId === undefined || fact.eventTimeMs < oldestTime) {
+        if (id !== except && (oldestId === undefined || fact.eventTimeMs < oldestTime)) {
           oldestId = id;
           oldestTime = fact.eventTimeMs;
         }
@@ -178,8 +192,20 @@ export class WorkingMemory {
     this.#removeMembers(factId);
     this.facts.delete(factId);
     this.weight -= factWeight(old);
+    this.bytes -= old.json.length;
     this.version += 1;
     return old;
+  }
+
+  /** Lets a fact go to make room (a retraction the add's write carries). */
+  #evict(factId: string, evicted: string[]): void {
+    const fact = this.facts.get(factId) as StoredFact;
+    this.#removeMembers(factId);
+    this.weight -= factWeight(fact);
+    this.bytes -= fact.json.length;
+    this.facts.delete(factId);
+    this.version += 1;
+    evicted.push(factId);
   }
 
   /** Value per spec id, as of the watermark (call after a write: the write moved time on and evicted). */

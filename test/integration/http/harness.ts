@@ -63,6 +63,7 @@ export async function startTestAppOn(store: SqlStore, storeCleanup: () => Promis
     ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
     sessionOptions: {
       maxFacts: config.sessions.maxFacts,
+      maxBytes: config.sessions.maxBytes,
       timestampField: config.sessions.timestampField,
       ...(options.sessionClock === undefined ? {} : { clock: options.sessionClock }),
     },

@@ -120,7 +120,7 @@ describe.each(STORES)('sessions over HTTP with the $name store', ({ open }) => {
   beforeAll(async () => {
     store = await open();
     t = await startTestApp('pglite', { sessionStore: store, sessionClock: () => clock });
-    small = await startTestApp('pglite', { sessionStore: store, env: { RULES_SESSION_MAX_FACTS: '3' } });
+    small = await startTestApp('pglite', { sessionStore: store, env: { RULES_SESSION_MAX_FACTS: '3', RULES_SESSION_MAX_BYTES: '1kb' } });
   });
   afterAll(async () => {
     await t?.cleanup();
@@ -641,6 +641,24 @@ describe.each(STORES)('sessions over HTTP with the $name store', ({ open }) => {
     expect(await add(id, 'b', { n: 'b2' }, small)).toMatchObject({ replaced: true, fact_count: 3 });
     const read = (await json(small.app, 'GET', `/api/v1/sessions/${id}`)).json();
     expect(read.facts).toEqual({ a: { n: 'a' }, b: { n: 'b2' }, c: { n: 'c' } });
+  });
+
+  it('refuses a fact that would pass RULES_SESSION_MAX_BYTES of fact JSON with SESSION_FULL and loses nothing', async () => {
+    const { rulesetId } = await ruleset(small, [{ name: 'n', condition_dsl: count({ value: 3 }) }]);
+    const id = await session(small, rulesetId);
+    const padded = (size: number) => ({ pad: 'x'.repeat(size) });
+    await add(id, 'a', padded(400), small);
+    await add(id, 'b', padded(400), small);
+    const full = await json(small.app, 'POST', `/api/v1/sessions/${id}/facts`, { fact_id: 'c', event: padded(300) });
+    expect(full.statusCode).toBe(409);
+    expect(full.json()).toEqual({
+      detail: `Session '${id}' would hold more than 1024 characters of fact JSON (RULES_SESSION_MAX_BYTES); retract facts first, or send a smaller one.`,
+      error_code: 'SESSION_FULL',
+    });
+    // A smaller replacement fits; the session reads back whole, the refused fact not in it.
+    expect(await add(id, 'b', padded(100), small)).toMatchObject({ replaced: true, fact_count: 2 });
+    const read = (await json(small.app, 'GET', `/api/v1/sessions/${id}`)).json();
+    expect(Object.keys(read.facts)).toEqual(['a', 'b']);
   });
 
   it('refuses bad bodies and ids with 400 VALIDATION_ERROR, storing nothing', async () => {

@@ -41,8 +41,13 @@ describe('session input checks', () => {
   });
 
   it('reports a full session as SESSION_FULL naming the limit', () => {
-    const error = sessionFull('s', 10_000);
+    const error = sessionFull('s', { maxFacts: 10_000 }, 'facts');
     expect(error.code).toBe('SESSION_FULL');
     expect(error.toBody().detail).toBe("Session 's' already holds the maximum of 10000 facts; retract one first.");
+    expect(sessionFull('s', { maxFacts: 10_000, maxBytes: 4_096 }, 'bytes').toBody()).toEqual({
+      detail:
+        "Session 's' would hold more than 4096 characters of fact JSON (RULES_SESSION_MAX_BYTES); retract facts first, or send a smaller one.",
+      error_code: 'SESSION_FULL',
+    });
   });
 });

@@ -182,6 +182,30 @@ describe('WorkingMemory', () => {
     expect(twice.aggregates(specs)).toEqual({ s: 1.5e308, a: 5e307 });
   });
 
+  it('holds at most maxBytes of fact JSON: refuses past it, or lets the oldest others go to make room', () => {
+    const specs: AccumulatorSpec[] = [{ id: 'n', fn: 'count' }];
+    const fact = (size: number, eventTimeMs: number): StoredFact => ({
+      json: `"${'x'.repeat(size - 2)}"`,
+      eventTimeMs,
+      contributions: [['n', 1]],
+    });
+    const memory = new WorkingMemory();
+    expect(memory.add('a', fact(400, 1), specs, 0, 100, { maxBytes: 1_000 }).kind).toBe('added');
+    expect(memory.add('b', fact(400, 2), specs, 0, 100, { maxBytes: 1_000 }).kind).toBe('added');
+    expect(memory.add('c', fact(400, 3), specs, 0, 100, { maxBytes: 1_000 })).toEqual({ kind: 'full', by: 'bytes' });
+    // A replacement counts without the fact it replaces.
+    expect(memory.add('b', fact(600, 2), specs, 0, 100, { maxBytes: 1_000 }).kind).toBe('added');
+    expect(memory.bytes).toBe(1_000);
+    // Larger than the whole allowance: refused even where the oldest may go.
+    expect(memory.add('d', fact(1_001, 4), specs, 0, 100, { maxBytes: 1_000, evictOldest: true })).toEqual({ kind: 'full', by: 'bytes' });
+    const made = memory.add('d', fact(500, 4), specs, 0, 100, { maxBytes: 1_000, evictOldest: true });
+    expect(made).toMatchObject({ kind: 'added', evicted: ['a', 'b'] });
+    expect([memory.bytes, memory.facts.size, memory.aggregates(specs)]).toEqual([500, 1, { n: 1 }]);
+    expect(new WorkingMemory(new Map(memory.facts)).bytes).toBe(500);
+    expect(memory.retract('d', specs, 0)).toBeDefined();
+    expect(memory.bytes).toBe(0);
+  });
+
   it('applies nothing for the identical fact or for a new one past maxFacts, and bumps the version otherwise', () => {
     const memory = new WorkingMemory();
     const specs: AccumulatorSpec[] = [{ id: 'n', fn: 'count' }];
@@ -189,7 +213,7 @@ describe('WorkingMemory', () => {
     expect(memory.add('a', fact('1'), specs, 0, 2)).toEqual({ kind: 'added', old: undefined, stored: fact('1'), evicted: [] });
     expect(memory.add('a', fact('1'), specs, 0, 2)).toEqual({ kind: 'duplicate' });
     expect(memory.add('b', fact('2'), specs, 0, 2).kind).toBe('added');
-    expect(memory.add('c', fact('3'), specs, 0, 2)).toEqual({ kind: 'full' });
+    expect(memory.add('c', fact('3'), specs, 0, 2)).toEqual({ kind: 'full', by: 'facts' });
     expect(memory.add('b', fact('22'), specs, 0, 2)).toEqual({ kind: 'added', old: fact('2'), stored: fact('22'), evicted: [] });
     expect(memory.version).toBe(3);
     expect(memory.aggregates(specs)).toEqual({ n: 2 });
@@ -220,7 +244,7 @@ describe('WorkingMemory', () => {
     memory.add('b', fact(2, 200), specs, 0, 3);
     memory.add('a', fact(1, 100), specs, 0, 3);
     memory.add('c', fact(4, 300), specs, 0, 3);
-    expect(memory.add('d', fact(8, 50), specs, 0, 3)).toEqual({ kind: 'full' });
+    expect(memory.add('d', fact(8, 50), specs, 0, 3)).toEqual({ kind: 'full', by: 'facts' });
     expect(memory.add('d', fact(8, 50), specs, 0, 3, { evictOldest: true })).toMatchObject({ kind: 'added', evicted: ['a'] });
     expect([...memory.facts.keys()].sort()).toEqual(['b', 'c', 'd']);
     expect(memory.aggregates(specs)).toEqual({ s: 14 });
@@ -274,7 +298,7 @@ describe('WorkingMemory', () => {
     const specs: AccumulatorSpec[] = [{ id: 'w', fn: 'count', windowMs: 10 }];
     const fact = (json: string, at: number): StoredFact => ({ json, eventTimeMs: at, contributions: [['w', 1]] });
     memory.add('a', fact('1', 0), specs, 0, 1);
-    expect(memory.add('b', fact('2', 5), specs, 20, 1)).toEqual({ kind: 'full' });
+    expect(memory.add('b', fact('2', 5), specs, 20, 1)).toEqual({ kind: 'full', by: 'facts' });
     expect(memory.watermark).toBe(20);
     expect(memory.aggregates(specs)).toEqual({ w: 0 });
     expect(memory.add('a', fact('1', 0), specs, 30, 1)).toEqual({ kind: 'duplicate' });
