@@ -202,6 +202,19 @@ const MAX_SESSION_BYTES = 256 * 1_048_576;
 /** Longest retention: a cutoff further back than this stops being a date the database takes. */
 const MAX_RETENTION_MS = 100 * 365 * 86_400_000;
 
+/** A size in bytes (or kb/mb), from 1 kb to `max` (256 mb for both its uses). */
+const byteSize = (fallback: string, max: number, example: string) =>
+  optional(z.string())
+    .transform((value, ctx) => {
+      const bytes = parseByteSize(value ?? fallback);
+      if (bytes === undefined || bytes < 1_024 || bytes > max) {
+        ctx.addIssue({ code: 'custom', message: `must be a size from 1kb to ${max / 1_048_576}mb, ${example}` });
+        return z.NEVER;
+      }
+      return bytes;
+    })
+    .pipe(z.number());
+
 const duration = (fallback: string, maxMs = Number.MAX_SAFE_INTEGER, why = 'it sets a timer', minMs = 1) =>
   optional(z.string())
     .transform((value, ctx) => {
@@ -292,16 +305,7 @@ const envSchema = z.object({
       .transform((value) => (value === 'warning' ? 'warn' : value))
       .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')} (any case)` })),
   ).transform((value) => value ?? 'info'),
-  RULES_BODY_LIMIT: optional(z.string())
-    .transform((value, ctx) => {
-      const bytes = parseByteSize(value ?? '1mib');
-      if (bytes === undefined || bytes < 1_024 || bytes > MAX_BODY_LIMIT) {
-        ctx.addIssue({ code: 'custom', message: 'must be a size from 1kb to 256mb, e.g. 1048576, 512kb or 1mb' });
-        return z.NEVER;
-      }
-      return bytes;
-    })
-    .pipe(z.number()),
+  RULES_BODY_LIMIT: byteSize('1mib', MAX_BODY_LIMIT, 'e.g. 1048576, 512kb or 1mb'),
   RULES_BULK_MAX: integer(1, 1_000_000, 10_000),
   RULES_EXECUTION_BACKLOG_MAX: integer(1_000, 100_000_000, 1_000_000),
   RULES_EXECUTION_RETENTION: duration('7d', MAX_RETENTION_MS, 'about 100 years'),
@@ -363,16 +367,7 @@ const envSchema = z.object({
   REDIS_COMMAND_TIMEOUT: duration('5s', MAX_TIMER_MS, 'about 24 days, the longest timer Node keeps', 100),
   RULES_SESSION_MAX_FACTS: integer(1, 10_000_000, 10_000),
   // A session read is one JSON text, and V8's longest string is just under 512 MiB.
-  RULES_SESSION_MAX_BYTES: optional(z.string())
-    .transform((value, ctx) => {
-      const bytes = parseByteSize(value ?? '64mib');
-      if (bytes === undefined || bytes < 1_024 || bytes > MAX_SESSION_BYTES) {
-        ctx.addIssue({ code: 'custom', message: 'must be a size from 1kb to 256mb, e.g. 67108864, 65536kb or 64mb' });
-        return z.NEVER;
-      }
-      return bytes;
-    })
-    .pipe(z.number()),
+  RULES_SESSION_MAX_BYTES: byteSize('64mib', MAX_SESSION_BYTES, 'e.g. 67108864, 65536kb or 64mb'),
   RULES_SESSION_CACHE_FACTS: integer(0, 100_000_000, 100_000),
   RULES_SESSION_TIMESTAMP_FIELD: optional(z.string().trim().min(1).max(256, 'must be at most 256 characters')).transform(
     (value) => value ?? 'timestamp',
