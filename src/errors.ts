@@ -98,3 +98,13 @@ export function describeError(error: Error): string {
   const named = /^[A-Z]\w*Error$/.test(error.name) && error.name !== 'Error' && !(error instanceof AppError);
   return named ? `${error.name}: ${message}` : message;
 }
+
+/** The error and each cause below it (at most 5 in all: a chain may loop), every one in a line as describeError says it. */
+export function errorChain(error: unknown): string[] {
+  const lines: string[] = [];
+  for (let current = error, depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
+    lines.push(current instanceof Error ? describeError(current) : String(current));
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return lines;
+}

@@ -3,7 +3,7 @@
 import packageJson from '../package.json' with { type: 'json' };
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { EngineMetrics } from './engine/index.ts';
-import { describeError } from './errors.ts';
+import { errorChain } from './errors.ts';
 import { Evaluator } from './evaluation/evaluator.ts';
 import { startExecutionRetention } from './evaluation/execution-retention.ts';
 import { RuleCatalog } from './evaluation/rule-catalog.ts';
@@ -281,13 +281,8 @@ function fatal(logger: Logger, error: unknown, message: string): never {
 
 /** The error and every cause below it, a line each, so a wrapped failure (a refused connection) is named, not hidden. */
 function describeFailure(error: unknown): string {
-  const lines: string[] = [];
-  for (let current = error, depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
-    // What failed and why, not this program's call stack (RULES_LOG_LEVEL=debug logs the whole error).
-    lines.push(`${depth === 0 ? '' : 'caused by: '}${current instanceof Error ? describeError(current) : String(current)}`);
-    current = current instanceof Error ? current.cause : undefined;
-  }
-  return lines.join('\n');
+  // What failed and why, not this program's call stack (RULES_LOG_LEVEL=debug logs the whole error).
+  return errorChain(error).join('\ncaused by: ');
 }
 
 /** A failure before the service could report it itself (its logger not made yet). */

@@ -9,7 +9,7 @@ const MAX_RECURSIVE_LIMIT = 1_000;
 /** True when a JSON value nests deeper than `limit` levels (the outermost object or array is level 1); never overflows the stack. */
 export function nestsDeeperThan(value: unknown, limit: number): boolean {
   if (typeof value !== 'object' || value === null) return false;
-  if (limit <= MAX_RECURSIVE_LIMIT) return nestsBelow(value, 1, limit);
+  if (limit <= MAX_RECURSIVE_LIMIT) return nestsBelow(value, 1, limit, Number.POSITIVE_INFINITY);
   const stack: { item: object; depth: number }[] = [{ item: value, depth: 1 }];
   while (stack.length > 0) {
     const { item, depth } = stack.pop()!;
@@ -21,20 +21,24 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
-/** Whether `value`, at level `depth`, has anything below level `limit`; allocates nothing, and recurses at most `limit` deep. */
-function nestsBelow(value: object, depth: number, limit: number): boolean {
+/**
+ * Whether `value`, at level `depth`, has anything below level `limit` or an array longer than `maxArray`; allocates
+ * nothing, and recurses at most `limit` deep.
+ */
+function nestsBelow(value: object, depth: number, limit: number, maxArray: number): boolean {
   if (depth > limit) return true;
   if (Array.isArray(value)) {
+    if (value.length > maxArray) return true;
     for (let index = 0; index < value.length; index++) {
       const child: unknown = value[index];
-      if (typeof child === 'object' && child !== null && nestsBelow(child, depth + 1, limit)) return true;
+      if (typeof child === 'object' && child !== null && nestsBelow(child, depth + 1, limit, maxArray)) return true;
     }
     return false;
   }
   // for...in also visits inherited enumerable keys; JSON values have none.
   for (const key in value) {
     const child: unknown = (value as Record<string, unknown>)[key];
-    if (typeof child === 'object' && child !== null && nestsBelow(child, depth + 1, limit)) return true;
+    if (typeof child === 'object' && child !== null && nestsBelow(child, depth + 1, limit, maxArray)) return true;
   }
   return false;
 }
@@ -47,7 +51,7 @@ export const MAX_FACT_ARRAY = 10_000;
 
 /** True when a fact nests deeper than MAX_FACT_DEPTH or holds an array longer than MAX_FACT_ARRAY: one walk for both. */
 export function exceedsFactLimits(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && beyondFactLimits(value, 1);
+  return typeof value === 'object' && value !== null && nestsBelow(value, 1, MAX_FACT_DEPTH, MAX_FACT_ARRAY);
 }
 
 /** The fact check's message (`must ...`) when exceedsFactLimits, else undefined. */
@@ -56,21 +60,4 @@ export function factLimitProblem(value: unknown): string | undefined {
   return nestsDeeperThan(value, MAX_FACT_DEPTH)
     ? `must not be nested deeper than ${MAX_FACT_DEPTH} levels`
     : `must not hold an array of more than ${MAX_FACT_ARRAY.toLocaleString('en-US')} elements`;
-}
-
-function beyondFactLimits(value: object, depth: number): boolean {
-  if (depth > MAX_FACT_DEPTH) return true;
-  if (Array.isArray(value)) {
-    if (value.length > MAX_FACT_ARRAY) return true;
-    for (let index = 0; index < value.length; index++) {
-      const child: unknown = value[index];
-      if (typeof child === 'object' && child !== null && beyondFactLimits(child, depth + 1)) return true;
-    }
-    return false;
-  }
-  for (const key in value) {
-    const child: unknown = (value as Record<string, unknown>)[key];
-    if (typeof child === 'object' && child !== null && beyondFactLimits(child, depth + 1)) return true;
-  }
-  return false;
 }

@@ -54,14 +54,14 @@ export function inlineRules(rules: readonly SimulatedRule[]): RuleInput[] {
     if (!result.valid) issues.push(...relocateIssues(result.errors, `rules[${index}].condition_dsl`));
   });
   if (issues.length > 0) throw new AppError('DSL_ERROR', describeDslIssues(issues));
-  const patterns = rules.reduce((sum, rule) => sum + patternsSize(rule.condition_dsl), 0);
+  const patterns = rules.reduce((sum, rule) => sum + totalOver(rule.condition_dsl, patternOf), 0);
   if (patterns > MAX_INLINE_PATTERN_SIZE) {
     throw new AppError(
       'VALIDATION_ERROR',
       `The rules' regex patterns hold ${patterns.toLocaleString('en-US')} characters in all (a part repeated n times counting n times); one simulate request may carry at most ${MAX_INLINE_PATTERN_SIZE.toLocaleString('en-US')}.`,
     );
   }
-  const quantifiers = rules.reduce((sum, rule) => sum + quantifierCount(rule.condition_dsl), 0);
+  const quantifiers = rules.reduce((sum, rule) => sum + totalOver(rule.condition_dsl, quantifierOf), 0);
   if (quantifiers > MAX_INLINE_QUANTIFIERS) {
     throw new AppError(
       'VALIDATION_ERROR',
@@ -78,20 +78,18 @@ export function inlineRules(rules: readonly SimulatedRule[]): RuleInput[] {
   }));
 }
 
-/** The `any` and `all` nodes of a validated condition, counted. */
-function quantifierCount(node: unknown): number {
+/** `measure` of every node of a validated condition, summed. */
+function totalOver(node: unknown, measure: (fields: Record<string, unknown>) => number): number {
   if (typeof node !== 'object' || node === null) return 0;
   const fields = node as Record<string, unknown>;
-  let total = fields.type === 'any' || fields.type === 'all' ? 1 : 0;
-  for (const child of Object.values(fields)) total += quantifierCount(child);
+  let total = measure(fields);
+  for (const child of Object.values(fields)) total += totalOver(child, measure);
   return total;
 }
 
-/** The size (patternSize) of every regex pattern in a validated condition, summed. */
-function patternsSize(node: unknown): number {
-  if (typeof node !== 'object' || node === null) return 0;
-  const fields = node as Record<string, unknown>;
-  let total = fields.op === 'regex' && typeof fields.value === 'string' ? patternSize(fields.value) : 0;
-  for (const child of Object.values(fields)) total += patternsSize(child);
-  return total;
-}
+/** A regex node's pattern size (patternSize). */
+const patternOf = (fields: Record<string, unknown>): number =>
+  fields.op === 'regex' && typeof fields.value === 'string' ? patternSize(fields.value) : 0;
+
+/** One for an `any` or `all` node. */
+const quantifierOf = (fields: Record<string, unknown>): number => (fields.type === 'any' || fields.type === 'all' ? 1 : 0);

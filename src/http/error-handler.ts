@@ -2,7 +2,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, describeError, type ErrorCode, isRetryable } from '../errors.ts';
+import { AppError, type ErrorCode, errorChain, isRetryable } from '../errors.ts';
 
 export interface ErrorReply {
   status: number;
@@ -105,11 +105,6 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
 
 /** What an error wraps, every link of it ("could not connect to the database: connect ECONNREFUSED ..."), if anything. */
 function causeOf(error: unknown): string | undefined {
-  const messages: string[] = [];
-  let cause = error instanceof Error ? error.cause : undefined;
-  for (let depth = 0; cause instanceof Error && depth < 5; depth++) {
-    messages.push(describeError(cause));
-    cause = cause.cause;
-  }
-  return messages.length === 0 ? undefined : messages.join(': ');
+  const causes = error instanceof Error ? errorChain(error.cause) : [];
+  return causes.length === 0 ? undefined : causes.join(': ');
 }

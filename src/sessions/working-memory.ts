@@ -189,23 +189,23 @@ export class WorkingMemory {
     this.#advance(specs, now);
     const old = this.facts.get(factId);
     if (old === undefined) return undefined;
-    this.#removeMembers(factId);
-    this.facts.delete(factId);
-    this.weight -= factWeight(old);
-    this.bytes -= old.json.length;
-    this.version += 1;
+    this.#remove(factId, old);
     return old;
   }
 
   /** Lets a fact go to make room (a retraction the add's write carries). */
   #evict(factId: string, evicted: string[]): void {
-    const fact = this.facts.get(factId) as StoredFact;
+    this.#remove(factId, this.facts.get(factId) as StoredFact);
+    evicted.push(factId);
+  }
+
+  /** Takes a held fact out with its contributions, its weight and its bytes: one more version. */
+  #remove(factId: string, fact: StoredFact): void {
     this.#removeMembers(factId);
+    this.facts.delete(factId);
     this.weight -= factWeight(fact);
     this.bytes -= fact.json.length;
-    this.facts.delete(factId);
     this.version += 1;
-    evicted.push(factId);
   }
 
   /** Value per spec id, as of the watermark (call after a write: the write moved time on and evicted). */

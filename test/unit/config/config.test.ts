@@ -41,6 +41,7 @@ describe('loadConfig', () => {
     });
     expect(config.redis).toEqual({ url: undefined, commandTimeoutMs: 5_000 });
     expect(config.sessions.maxFacts).toBe(10_000);
+    expect(config.sessions.maxBytes).toBe(64 * 1_048_576);
     expect(config.sessions.cacheFacts).toBe(100_000);
     expect(config.sessions.timestampField).toBe('timestamp');
     expect(config.sessions.streamingTtlSeconds).toBe(3_600);
@@ -77,6 +78,7 @@ describe('loadConfig', () => {
       REDIS_URL: 'redis://127.0.0.1:6379',
       REDIS_COMMAND_TIMEOUT: '750ms',
       RULES_SESSION_MAX_FACTS: '50',
+      RULES_SESSION_MAX_BYTES: '512kb',
       RULES_SESSION_CACHE_FACTS: '0',
       RULES_SESSION_TIMESTAMP_FIELD: ' meta.occurred_at ',
     });
@@ -110,6 +112,7 @@ describe('loadConfig', () => {
     });
     expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', commandTimeoutMs: 750 });
     expect(config.sessions.maxFacts).toBe(50);
+    expect(config.sessions.maxBytes).toBe(524_288);
     expect(config.sessions.cacheFacts).toBe(0);
     expect(config.sessions.timestampField).toBe('meta.occurred_at');
     expect(config.sessions.streamingTtlSeconds).toBe(172_800);
@@ -145,6 +148,8 @@ describe('loadConfig', () => {
     ['RULES_LOG_LEVEL', 'loud', 'RULES_LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent'],
     ['RULES_BODY_LIMIT', 'huge', 'RULES_BODY_LIMIT: must be a size from 1kb to 256mb'],
     ['RULES_BODY_LIMIT', '10', 'RULES_BODY_LIMIT: must be a size from 1kb to 256mb'],
+    ['RULES_SESSION_MAX_BYTES', '300mb', 'RULES_SESSION_MAX_BYTES: must be a size from 1kb to 256mb'],
+    ['RULES_SESSION_MAX_BYTES', 'lots', 'RULES_SESSION_MAX_BYTES: must be a size from 1kb to 256mb'],
     ['RULES_EXECUTION_RETENTION', '7 years', 'RULES_EXECUTION_RETENTION: must be a positive duration'],
     ['RULES_EXECUTION_RETENTION', '0', 'RULES_EXECUTION_RETENTION: must be a positive duration'],
     // A Node timer longer than ~24.8 days fires after 1 ms: retention would run back to back.
