@@ -46,12 +46,16 @@ interface AccumulatorState {
   readonly windowMs: number | undefined;
   /** Live members. */
   count: number;
-  /** Their sum as a Neumaier pair (sum + compensation): taking a large value back off leaves what the rest add up to. */
-  sum: number;
-  compensation: number;
   /**
-   * Set when a contribution was taken off, or one of the other sign added, while the running sum was past the double
-   * range: only adding the live members up again can tell whether it came back.
+   * Their sum exactly, as non-overlapping doubles smallest first (Shewchuk's partials, as Python's math.fsum): taking a
+   * value back off leaves exactly what the rest add up to, and the order they came in never shows.
+   */
+  partials: number[];
+  /** ±Infinity once a partial passed the double range (the partials then mean nothing); 0 in range. */
+  overflow: number;
+  /**
+   * Set when a contribution was taken off, or one of the other sign added, while the sum was past the double range:
+   * only adding the live members up again can tell whether it came back.
    */
   recount: boolean;
   /**
@@ -68,7 +72,7 @@ interface AccumulatorState {
  * A fact counts in an accumulator when it contributed to it and, for a windowed one, its event time is at least
  * `watermark - windowMs`, where the watermark is the latest `now` any write has brought: time never runs backwards in a
  * session. So the aggregates are a function of the facts, the specs and the watermark alone, and a working memory built
- * again from stored facts answers exactly as the one that was kept up to date write by write (sums up to float rounding).
+ * again from stored facts answers exactly as the one that was kept up to date write by write.
  */
 /** A fact's JSON weighs one more fact in a cache for every this many characters: its heap grows with its text. */
 export const FACT_WEIGHT_CHARACTERS = 4_096;
@@ -228,8 +232,8 @@ export class WorkingMemory {
   }
 
   /**
-   * The live members' sum. A running sum past the double range stays Infinity (or NaN) whatever is taken off it, so
-   * after such a change it is added up again from the live members: O(members), only while the sum is out of range.
+   * The live members' sum. A sum past the double range stays Infinity whatever is taken off it, so after such a change
+   * it is added up again from the live members: O(members), only while the sum is out of range.
    */
   #sumOf(state: AccumulatorState): number {
     if (!state.recount || state.count === 0) return runningSum(state);
@@ -240,12 +244,14 @@ export class WorkingMemory {
     }
     // The sign that brings the running total back toward zero each time: every partial sum then lies between the
     // largest value and the total, so none passes the double range unless the total does, whatever the facts' order.
-    state.sum = 0;
-    state.compensation = 0;
-    for (let p = 0, n = 0; p < positive.length || n < negative.length; ) {
-      const upward = n === negative.length || (p < positive.length && state.sum <= 0);
+    state.partials = [];
+    state.overflow = 0;
+    state.recount = false;
+    for (let p = 0, n = 0; state.overflow === 0 && (p < positive.length || n < negative.length); ) {
+      const upward = n === negative.length || (p < positive.length && (state.partials.at(-1) ?? 0) <= 0);
       addToSum(state, upward ? (positive[p++] as number) : (negative[n++] as number));
     }
+    // Past the range here, only values of the same sign were left: the total is out of range too.
     state.recount = false;
     return runningSum(state);
   }
@@ -291,8 +297,8 @@ export class WorkingMemory {
         fn: spec.fn,
         windowMs: spec.windowMs,
         count: 0,
-        sum: 0,
-        compensation: 0,
+        partials: [],
+        overflow: 0,
         recount: false,
         byTime: undefined,
         byLow: undefined,
@@ -362,26 +368,64 @@ function removeMember(member: Member): void {
   member.live = false;
   const state = member.state;
   state.count -= 1;
-  // An empty accumulator starts again from exactly zero, so float residue never outlives its facts.
   if (state.count === 0) {
-    state.sum = 0;
-    state.compensation = 0;
+    state.partials.length = 0;
+    state.overflow = 0;
     state.recount = false;
   } else addToSum(state, -member.value);
 }
 
-/** Neumaier's compensated addition: the low-order part each addition rounds away is kept in the compensation. */
+/** Adds a value to the exact sum (Shewchuk's grow-expansion); past the double range only its sign is kept. */
 function addToSum(state: AccumulatorState, value: number): void {
-  if (!Number.isFinite(state.sum) && !(Math.sign(value) === Math.sign(state.sum) || value === 0)) state.recount = true;
-  const sum = state.sum + value;
-  if (Math.abs(state.sum) >= Math.abs(value)) state.compensation += state.sum - sum + value;
-  else state.compensation += value - sum + state.sum;
-  state.sum = sum;
+  if (state.overflow !== 0) {
+    if (value !== 0 && Math.sign(value) !== Math.sign(state.overflow)) state.recount = true;
+    return;
+  }
+  const partials = state.partials;
+  let x = value;
+  let kept = 0;
+  for (let i = 0; i < partials.length; i += 1) {
+    let y = partials[i] as number;
+    if (Math.abs(x) < Math.abs(y)) {
+      const larger = y;
+      y = x;
+      x = larger;
+    }
+    const hi = x + y;
+    const lo = y - (hi - x);
+    if (lo !== 0) partials[kept++] = lo;
+    x = hi;
+  }
+  partials.length = kept;
+  // A zero total is no partial: the last one, when any, is then the largest and carries the sum's sign.
+  if (!Number.isFinite(x)) state.overflow = x;
+  else if (x !== 0) partials.push(x);
 }
 
-/** The running sum; past the double range its compensation means nothing (Infinity minus Infinity). */
+/** The exact sum rounded once to the nearest double (ties to even), as math.fsum rounds it; ±Infinity out of range. */
 function runningSum(state: AccumulatorState): number {
-  return Number.isFinite(state.sum) ? state.sum + state.compensation : state.sum;
+  if (state.overflow !== 0) return state.overflow;
+  const partials = state.partials;
+  let n = partials.length;
+  if (n === 0) return 0;
+  n -= 1;
+  let hi = partials[n] as number;
+  let lo = 0;
+  while (n > 0) {
+    const x = hi;
+    n -= 1;
+    const y = partials[n] as number;
+    hi = x + y;
+    lo = y - (hi - x);
+    if (lo !== 0) break;
+  }
+  // Half-way cases: the partials below decide which way the rounding of hi + lo must go.
+  if (n > 0 && ((lo < 0 && (partials[n - 1] as number) < 0) || (lo > 0 && (partials[n - 1] as number) > 0))) {
+    const y = lo * 2;
+    const x = hi + y;
+    if (y === x - hi) hi = x;
+  }
+  return hi;
 }
 
 /** Removes every member older than the cutoff, oldest first: eviction stops at the first member inside the window. */

@@ -24,6 +24,33 @@ function reference(facts: ReadonlyMap<string, StoredFact>, specs: readonly Accum
   return out;
 }
 
+/** The exact sum of finite doubles (as integers of 2^-1074), rounded once to the nearest double, ties to even. */
+function roundedSum(values: readonly number[]): number {
+  let exact = 0n;
+  for (const value of values) exact += asScaledInteger(value);
+  if (exact === 0n) return 0;
+  const magnitude = exact < 0n ? -exact : exact;
+  const shift = Math.max(0, magnitude.toString(2).length - 53);
+  let mantissa = magnitude >> BigInt(shift);
+  if (shift > 0) {
+    const rest = magnitude - (mantissa << BigInt(shift));
+    const half = 1n << BigInt(shift - 1);
+    if (rest > half || (rest === half && (mantissa & 1n) === 1n)) mantissa += 1n;
+  }
+  const rounded = Number(mantissa) * 2 ** (shift - 1_074);
+  return exact < 0n ? -rounded : rounded;
+}
+
+function asScaledInteger(value: number): bigint {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, value);
+  const bits = view.getBigUint64(0);
+  const exponent = Number((bits >> 52n) & 0x7ffn);
+  const fraction = bits & ((1n << 52n) - 1n);
+  const scaled = exponent === 0 ? fraction : (fraction | (1n << 52n)) << BigInt(exponent - 1);
+  return bits >> 63n === 1n ? -scaled : scaled;
+}
+
 function expectClose(actual: Aggregates, expected: Aggregates): void {
   expect(Object.keys(actual)).toEqual(Object.keys(expected));
   for (const [id, value] of Object.entries(expected)) {
@@ -148,6 +175,46 @@ describe('WorkingMemory', () => {
     huge.add('c', fact('3', 1), specs, 0, 100);
     // Built again from the same facts, a working memory answers the same.
     expect(huge.aggregates(specs)).toEqual(new WorkingMemory(new Map(huge.facts), huge.version, huge.watermark).aggregates(specs));
+  });
+
+  it("keeps a sum exact, rounded once, through any adds and retractions, whatever the values' magnitudes", () => {
+    const specs: AccumulatorSpec[] = [{ id: 's', fn: 'sum' }];
+    // Finite doubles from 1e-20 to 1e300 and both signs, so cancellations lose what a running double would.
+    const value = fc
+      .tuple(fc.integer({ min: -9_999, max: 9_999 }), fc.integer({ min: -20, max: 300 }))
+      .map(([digits, exponent]) => digits * 10 ** exponent);
+    const change = fc.record({ factId: fc.constantFrom('a', 'b', 'c', 'd', 'e'), value: fc.option(value, { nil: null }) });
+    fc.assert(
+      fc.property(fc.array(change, { minLength: 1, maxLength: 40 }), (changes) => {
+        const memory = new WorkingMemory();
+        const held = new Map<string, number>();
+        changes.forEach(({ factId, value }, i) => {
+          if (value === null) {
+            memory.retract(factId, specs, 0);
+            held.delete(factId);
+          } else {
+            memory.add(factId, { json: String(i), eventTimeMs: 0, contributions: [['s', value]] }, specs, 0, 100);
+            held.set(factId, value);
+          }
+          const expected = roundedSum([...held.values()]);
+          expect(memory.aggregates(specs).s).toBe(expected);
+          expect(new WorkingMemory(new Map(memory.facts)).aggregates(specs).s).toBe(expected);
+        });
+      }),
+      { numRuns: 500 },
+    );
+    // 1e300 and -1e300 taken back beside 1e16 and 1: a running double (even a compensated one) ends at 0.
+    const memory = new WorkingMemory();
+    for (const [id, amount] of [
+      ['a', 1e300],
+      ['b', -1e300],
+      ['c', 1e16],
+      ['d', 1],
+    ] as const) {
+      memory.add(id, { json: id, eventTimeMs: 0, contributions: [['s', amount]] }, specs, 0, 100);
+    }
+    for (const id of ['a', 'b', 'c']) memory.retract(id, specs, 0);
+    expect(memory.aggregates(specs)).toEqual({ s: 1 });
   });
 
   it('brings a sum back into range whatever order its facts came in', () => {
