@@ -676,7 +676,7 @@ function revisionRange(batch: readonly PendingWrite[]): [string, string] {
 
 /** A stored fact back from its JSON and contribution record (absent: it contributes nothing). */
 function storedFact(json: string, record: string | undefined): StoredFact {
-  if (record === undefined) return { json, eventTimeMs: 0, contributions: [] };
+  if (record === undefined) return { json, eventTimeMs: 0, contributions: [], seq: 0 };
   return { json, ...parseContributionRecord(record) };
 }
 

@@ -12,6 +12,11 @@ export interface StoredFact {
   readonly eventTimeMs: number;
   /** [accumulator id, value] for every accumulator the fact contributed to when it was added. */
   readonly contributions: readonly (readonly [string, number])[];
+  /**
+   * The session version its add made (0: held before versions were stored with facts); set by the add when absent. Of
+   * facts with the same event time, the lowest goes first to make room, in every copy whatever order it read them in.
+   */
+  readonly seq?: number;
 }
 
 export type AddOutcome =
@@ -146,7 +151,8 @@ export class WorkingMemory {
         this.#evict(oldest, evicted);
       }
     }
-    if (options.arrival === true && fact.eventTimeMs < this.watermark) fact = { ...fact, eventTimeMs: this.watermark };
+    const eventTimeMs = options.arrival === true && fact.eventTimeMs < this.watermark ? this.watermark : fact.eventTimeMs;
+    if (fact.seq === undefined || eventTimeMs !== fact.eventTimeMs) fact = { ...fact, eventTimeMs, seq: fact.seq ?? this.version + 1 };
     if (old !== undefined) {
       this.#removeMembers(factId);
       this.weight -= factWeight(old);
@@ -168,23 +174,18 @@ export class WorkingMemory {
   }
 
   /**
-   * The `count` facts with the oldest event times (the first held of those tied), made only when a full session must
-   * make room: one scan for the usual one, one sort when a lowered limit leaves many to go.
+   * The `count` facts with the oldest event times (of those tied, the first added: the lowest seq), made only when a
+   * full session must make room: one scan for the usual one, one sort when a lowered limit leaves many to go.
    */
   #oldestFactIds(count: number, except?: string): string[] {
     if (count === 1) {
-      let oldestId: string | undefined;
-      let oldestTime = Number.POSITIVE_INFINITY;
-      for (const [id, fact] of this.facts) {
-        if (id !== except && (oldestId === undefined || fact.eventTimeMs < oldestTime)) {
-          oldestId = id;
-          oldestTime = fact.eventTimeMs;
-        }
+      let oldest: [string, StoredFact] | undefined;
+      for (const entry of this.facts) {
+        if (entry[0] !== except && (oldest === undefined || heldBefore(entry[1], oldest[1]))) oldest = entry;
       }
-      return oldestId === undefined ? [] : [oldestId];
+      return oldest === undefined ? [] : [oldest[0]];
     }
-    // Array.prototype.sort is stable: ties keep the order the facts are held in.
-    const byTime = [...this.facts].sort(([, a], [, b]) => a.eventTimeMs - b.eventTimeMs);
+    const byTime = [...this.facts].sort(([, a], [, b]) => a.eventTimeMs - b.eventTimeMs || (a.seq ?? 0) - (b.seq ?? 0));
     return byTime.slice(0, count).map(([id]) => id);
   }
 
@@ -331,6 +332,11 @@ export class WorkingMemory {
     for (const member of members) removeMember(member);
     this.#members.delete(factId);
   }
+}
+
+/** Whether `a` leaves before `b` to make room: an older event time, or the same one and added first. */
+function heldBefore(a: StoredFact, b: StoredFact): boolean {
+  return a.eventTimeMs < b.eventTimeMs || (a.eventTimeMs === b.eventTimeMs && (a.seq ?? 0) < (b.seq ?? 0));
 }
 
 const timeOf = (member: Member): number => member.eventTimeMs;

@@ -17,7 +17,7 @@
         once its first write was worked out ('' when it has none), [6] and [7] the lowest and highest rules revision
         the call's writes were evaluated under ('' for no check), then seven per write:
         kind, now (epoch ms, the writer's clock), fact id, and for add and retract the new stamp; for add also: fact
-        JSON, contribution record JSON {"t": "<event ms>", "c": [["<accumulator id>", "<value>"], ...]}, fired-set
+        JSON, contribution record JSON {"t": "<event ms>", "s": "<seq>", "c": [["<accumulator id>", "<value>"], ...]}, fired-set
         change JSON ('' where unused).
   Kinds: 'add' stores the fact, its contribution record and change; 'retract' removes all three; both log the write and
         bump the version, and the last of them stores its stamp, the fired set and the aggregates (as of the watermark).

@@ -102,7 +102,8 @@ describe('Redis session store layout', () => {
     expect(log.map((entry) => entry.slice(entry.indexOf(' ')))).toEqual([' ', ' a', ' b']);
     expect(log.at(-1)?.split(' ')[0]).toBe(await admin.hget(keys.meta, 'stamp'));
     expect(await admin.hgetall(keys.facts)).toEqual({ a: '{"n":1}', b: '{"n":2}' });
-    expect(await admin.hget(keys.contributions, 'a')).toBe(`{"t":"${now}","c":[["n","1"]]}`);
+    expect(await admin.hget(keys.contributions, 'a')).toBe(`{"t":"${now}","s":"1","c":[["n","1"]]}`);
+    expect(await admin.hget(keys.contributions, 'b')).toBe(`{"t":"${now}","s":"2","c":[["n","1"]]}`);
     expect(await admin.hgetall(keys.changes)).toEqual({
       a: '{"activated":[4,5],"deactivated":[]}',
       b: '{"activated":[],"deactivated":[4]}',
@@ -268,6 +269,31 @@ describe('Redis session store across instances', () => {
     expect(late?.aggregates).toEqual({ n: 2, s: 8, hi: 2 });
     expect((await add(store, id, 'd', 2, T + 10_001))?.duplicate).toBe(true);
     expect(await store.get(id)).toMatchObject({ version: 5, factCount: 3, firedRules: [] });
+  });
+
+  it('makes room among facts of one event time in the order they were added, on an instance that read the session fresh too', async () => {
+    const id = `s-${randomUUID()}`;
+    await store.create({ id, rulesetId: 'rs-1', ttlSeconds: 600, now: T });
+    // Facts past 64 bytes: Redis keeps the hash unordered, so a fresh read holds them in no set order.
+    const streamed = (factId: string) => ({
+      ...addInputOf(factId, 1, T),
+      fact: { factId, pad: 'x'.repeat(100) },
+      maxFacts: 20,
+      evictOldest: true,
+    });
+    for (let i = 1; i <= 40; i += 1) await store.addFact(id, streamed(`f${i}`));
+    const fresh = await readCountedStore();
+    try {
+      await fresh.store.addFact(id, streamed('f41'));
+      expect(fresh.counter.reads).toBe(1);
+      await store.addFact(id, streamed('f42'));
+      const held = (await other.get(id))?.facts ?? {};
+      expect(Object.keys(held).sort((a, b) => Number(a.slice(1)) - Number(b.slice(1)))).toEqual(
+        Array.from({ length: 20 }, (_, i) => `f${i + 23}`),
+      );
+    } finally {
+      await fresh.store.close();
+    }
   });
 
   it('works a write out again when another instance moved time on without writing a fact (a refused write)', async () => {

@@ -277,14 +277,16 @@ describe('WorkingMemory', () => {
     const memory = new WorkingMemory();
     const specs: AccumulatorSpec[] = [{ id: 'n', fn: 'count' }];
     const fact = (json: string): StoredFact => ({ json, eventTimeMs: 0, contributions: [['n', 1]] });
-    expect(memory.add('a', fact('1'), specs, 0, 2)).toEqual({ kind: 'added', old: undefined, stored: fact('1'), evicted: [] });
+    // Each fact is stored with the version its add made.
+    const held = (json: string, seq: number): StoredFact => ({ ...fact(json), seq });
+    expect(memory.add('a', fact('1'), specs, 0, 2)).toEqual({ kind: 'added', old: undefined, stored: held('1', 1), evicted: [] });
     expect(memory.add('a', fact('1'), specs, 0, 2)).toEqual({ kind: 'duplicate' });
     expect(memory.add('b', fact('2'), specs, 0, 2).kind).toBe('added');
     expect(memory.add('c', fact('3'), specs, 0, 2)).toEqual({ kind: 'full', by: 'facts' });
-    expect(memory.add('b', fact('22'), specs, 0, 2)).toEqual({ kind: 'added', old: fact('2'), stored: fact('22'), evicted: [] });
+    expect(memory.add('b', fact('22'), specs, 0, 2)).toEqual({ kind: 'added', old: held('2', 2), stored: held('22', 3), evicted: [] });
     expect(memory.version).toBe(3);
     expect(memory.aggregates(specs)).toEqual({ n: 2 });
-    expect(memory.retract('b', specs, 0)).toEqual(fact('22'));
+    expect(memory.retract('b', specs, 0)).toEqual(held('22', 3));
     expect(memory.retract('b', specs, 0)).toBeUndefined();
     expect(memory.version).toBe(4);
     expect(memory.aggregates(specs)).toEqual({ n: 1 });
@@ -321,6 +323,31 @@ describe('WorkingMemory', () => {
     expect(memory.aggregates(specs)).toEqual({ s: 20 });
     // A replacement needs no room.
     expect(memory.add('e', fact(32, 400), specs, 0, 2, { evictOldest: true })).toMatchObject({ evicted: [] });
+  });
+
+  it('makes room among facts of the same event time by the order they were added, whatever order a copy holds them in', () => {
+    const specs: AccumulatorSpec[] = [{ id: 's', fn: 'sum' }];
+    const fact = (value: number): StoredFact => ({ json: String(value), eventTimeMs: 100, contributions: [['s', value]] });
+    const written = new WorkingMemory();
+    for (const [id, value] of [
+      ['f1', 1],
+      ['f2', 2],
+      ['f3', 3],
+    ] as const)
+      written.add(id, fact(value), specs, 0, 3);
+    // A copy read elsewhere (Redis hands a hash back in no set order): the same facts, held in another order.
+    const read = new WorkingMemory(new Map([...written.facts].reverse()), written.version, written.watermark);
+    for (const memory of [written, read]) {
+      expect(memory.add('f4', fact(4), specs, 0, 3, { evictOldest: true })).toMatchObject({ evicted: ['f1'] });
+      expect(memory.add('f5', fact(5), specs, 0, 2, { evictOldest: true })).toMatchObject({ evicted: ['f2', 'f3'] });
+      expect(memory.aggregates(specs)).toEqual({ s: 9 });
+    }
+    // A replacement is held from its replacement on; facts kept before versions were stored (seq 0) go first.
+    const replaced = new WorkingMemory(new Map([['old', { ...fact(7), seq: 0 }]]), 5);
+    replaced.add('a', fact(1), specs, 0, 3);
+    replaced.add('b', fact(2), specs, 0, 3);
+    replaced.add('a', fact(10), specs, 0, 3);
+    expect(replaced.add('c', fact(3), specs, 0, 2, { evictOldest: true })).toMatchObject({ evicted: ['old', 'b'] });
   });
 
   it('weighs its facts one each, and one more for every 4 KB of JSON, through adds, replacements, removals and evictions', () => {
