@@ -3,7 +3,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Explanation } from '../contracts/evaluation.ts';
 import { type Accumulator, type RuleEngine, renderAggregate } from '../engine/index.ts';
 import { AppError } from '../errors.ts';
-import { checkTtl, DEFAULT_TTL_SECONDS } from '../sessions/session-limits.ts';
+import { checkTtl, DEFAULT_TTL_SECONDS, sessionFull } from '../sessions/session-limits.ts';
 import {
   type AccumulatorSpec,
   type Aggregates,
@@ -337,6 +337,11 @@ export class SessionEvaluator {
       // Nobody can retract from a stream's session: a full one lets its oldest facts go rather than refuse the stream.
       const outcome = await this.#add(sessionId, scope, factId, event, started, true, options.record !== false);
       if (outcome !== undefined) return outcome;
+      // A fact no session could hold makes no session: the add to a new one would only be refused.
+      const { maxBytes, maxFacts } = this.#options;
+      if (maxBytes !== undefined && (JSON.stringify(event)?.length ?? 0) > maxBytes) {
+        throw sessionFull(sessionId, { maxFacts, maxBytes }, 'fact');
+      }
       try {
         await this.#options.sessions.create({
           id: sessionId,

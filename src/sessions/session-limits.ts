@@ -1,7 +1,7 @@
 // Input checks both stores share, so the two implementations refuse exactly the same things.
 import { AppError } from '../errors.ts';
 import type { AccumulatorSpec, AddFactInput, Contribution, RetractFactInput } from './session-store.ts';
-import type { StoredFact } from './working-memory.ts';
+import type { FullBy, StoredFact } from './working-memory.ts';
 
 export const DEFAULT_TTL_SECONDS = 3600;
 export const MAX_TTL_SECONDS = 7 * 24 * 3600;
@@ -103,11 +103,13 @@ export function checkMaxFacts(maxFacts: number): void {
   }
 }
 
-export function sessionFull(
-  id: string,
-  limits: { readonly maxFacts: number; readonly maxBytes?: number },
-  by: 'facts' | 'bytes',
-): AppError {
+export function sessionFull(id: string, limits: { readonly maxFacts: number; readonly maxBytes?: number }, by: FullBy): AppError {
+  if (by === 'fact') {
+    return new AppError(
+      'SESSION_FULL',
+      `The fact is more than the ${limits.maxBytes} characters of fact JSON a session may hold (RULES_SESSION_MAX_BYTES); send a smaller one.`,
+    );
+  }
   if (by === 'bytes') {
     return new AppError(
       'SESSION_FULL',

@@ -22,10 +22,16 @@ export interface StoredFact {
 export type AddOutcome =
   /** The fact id holds byte-identical JSON: nothing was applied (time still moved on). */
   | { readonly kind: 'duplicate' }
-  /** A new fact id while the session holds maxFacts facts, or a fact past maxBytes of JSON: nothing was applied. */
-  | { readonly kind: 'full'; readonly by: 'facts' | 'bytes' }
+  /**
+   * A new fact id while the session holds maxFacts facts, a fact past maxBytes of JSON with the others, or (`fact`) one
+   * larger than maxBytes alone: nothing was applied.
+   */
+  | { readonly kind: 'full'; readonly by: FullBy }
   /** `stored`: the fact as kept, its arrival time settled; `evicted`: the oldest facts that left to make room. */
   | { readonly kind: 'added'; readonly old: StoredFact | undefined; readonly stored: StoredFact; readonly evicted: readonly string[] };
+
+/** What a refused add was over: the fact count, the session's bytes with it, or the byte allowance by itself. */
+export type FullBy = 'facts' | 'bytes' | 'fact';
 
 /** How an add settles what its fact alone does not say. */
 export interface AddOptions {
@@ -138,7 +144,7 @@ export class WorkingMemory {
     const evicted: string[] = [];
     const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
     // A fact larger than the whole allowance could not be held whatever left.
-    if (fact.json.length > maxBytes) return { kind: 'full', by: 'bytes' };
+    if (fact.json.length > maxBytes) return { kind: 'full', by: 'fact' };
     const growth = fact.json.length - (old?.json.length ?? 0);
     const overFacts = old === undefined && this.facts.size >= maxFacts;
     if (overFacts || this.bytes + growth > maxBytes) {

@@ -87,6 +87,33 @@ describe('session writes and execution records', () => {
   });
 });
 
+describe('a stream fact larger than any session may hold', () => {
+  it('is refused SESSION_FULL naming the allowance, and makes no session for its key', async () => {
+    const catalog = await RuleCatalog.open({ rules: { snapshot: async () => ({ revision: 1, rules: [] }) } });
+    const sessions = new MemorySessionStore();
+    const evaluator = new SessionEvaluator({
+      catalog,
+      rulesets: { get: async () => undefined },
+      sessions,
+      executions: { record: () => undefined },
+      maxFacts: 10,
+      maxBytes: 1_024,
+    });
+    try {
+      await expect(evaluator.addFactToImplicitSession('w', 'auth', 'f-1', { pad: 'x'.repeat(1_500) })).rejects.toMatchObject({
+        code: 'SESSION_FULL',
+        message: 'The fact is more than the 1024 characters of fact JSON a session may hold (RULES_SESSION_MAX_BYTES); send a smaller one.',
+      });
+      expect(await sessions.get('stream:auth:w')).toBeUndefined();
+      // One that fits makes the session as ever.
+      await evaluator.addFactToImplicitSession('w', 'auth', 'f-2', { pad: 'x' });
+      expect((await sessions.get('stream:auth:w'))?.factCount).toBe(1);
+    } finally {
+      await sessions.close();
+    }
+  });
+});
+
 describe('sessions of domains without accumulators', () => {
   it('share one empty accumulator list, so naming endless domains (stream:<domain>:<key>) keeps nothing per domain', async () => {
     const catalog = await RuleCatalog.open({ rules: { snapshot: async () => ({ revision: 1, rules: [] }) } });

@@ -49,5 +49,9 @@ describe('session input checks', () => {
         "Session 's' would hold more than 4096 characters of fact JSON (RULES_SESSION_MAX_BYTES); retract facts first, or send a smaller one.",
       error_code: 'SESSION_FULL',
     });
+    // A fact larger than the whole allowance: retracting others would not help.
+    expect(sessionFull('s', { maxFacts: 10_000, maxBytes: 4_096 }, 'fact').toBody().detail).toBe(
+      'The fact is more than the 4096 characters of fact JSON a session may hold (RULES_SESSION_MAX_BYTES); send a smaller one.',
+    );
   });
 });

@@ -264,7 +264,7 @@ describe('WorkingMemory', () => {
     expect(memory.add('b', fact(600, 2), specs, 0, 100, { maxBytes: 1_000 }).kind).toBe('added');
     expect(memory.bytes).toBe(1_000);
     // Larger than the whole allowance: refused even where the oldest may go.
-    expect(memory.add('d', fact(1_001, 4), specs, 0, 100, { maxBytes: 1_000, evictOldest: true })).toEqual({ kind: 'full', by: 'bytes' });
+    expect(memory.add('d', fact(1_001, 4), specs, 0, 100, { maxBytes: 1_000, evictOldest: true })).toEqual({ kind: 'full', by: 'fact' });
     const made = memory.add('d', fact(500, 4), specs, 0, 100, { maxBytes: 1_000, evictOldest: true });
     expect(made).toMatchObject({ kind: 'added', evicted: ['a', 'b'] });
     expect([memory.bytes, memory.facts.size, memory.aggregates(specs)]).toEqual([500, 1, { n: 1 }]);
