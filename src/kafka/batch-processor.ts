@@ -241,13 +241,18 @@ export class BatchProcessor {
     const recordLimit = this.#options.resultBatchBytes ?? resultBatchBytes(limit);
     const headers = headerBytes(record);
     if (surelyWithin(record, Math.min(limit, recordLimit - headers - RECORD_OVERHEAD_BYTES))) return undefined;
-    const bytes = byteLength(record.value) + byteLength(record.key);
+    const keyBytes = byteLength(record.key);
+    const bytes = byteLength(record.value) + keyBytes;
     if (bytes > limit) {
+      const setting = this.#options.maxResultBytesSource ?? 'KAFKA_MAX_RESULT_BYTES';
+      // The result carries the input's key: when that is most of it, the key is the cause, not the rules.
+      const byKey = keyBytes * 2 >= bytes;
+      const keyCause = `${keyBytes} of those bytes are the message key, which the result carries: send a shorter key`;
       return {
         code: 'PAYLOAD_TOO_LARGE',
         detail: truncated
-          ? `the session result is ${bytes} bytes even without its fired rules and actions, over the ${limit}-byte limit for one result message (${this.#options.maxResultBytesSource ?? 'KAFKA_MAX_RESULT_BYTES'}); the write was applied, but its change (activated, deactivated) is too large to publish`
-          : `the result is ${bytes} bytes, over the ${limit}-byte limit for one result message (${this.#options.maxResultBytesSource ?? 'KAFKA_MAX_RESULT_BYTES'}); the fact fired too many rules to publish`,
+          ? `the session result is ${bytes} bytes even without its fired rules and actions, over the ${limit}-byte limit for one result message (${setting}); the write was applied, but its change (activated, deactivated) is too large to publish${byKey ? `; ${keyCause}` : ''}`
+          : `the result is ${bytes} bytes, over the ${limit}-byte limit for one result message (${setting}); ${byKey ? keyCause : 'the fact fired too many rules to publish'}`,
       };
     }
     // Headers carried from the input count too: the broker would refuse the record for good and hold up its partition.

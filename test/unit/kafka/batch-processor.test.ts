@@ -83,9 +83,16 @@ describe('BatchProcessor', () => {
     expect(dead.value).toEqual(inputs[1]!.value);
     expect(header(dead, 'error_code')).toBe('PAYLOAD_TOO_LARGE');
     expect(header(dead, 'error_detail')).toMatch(
-      new RegExp(`over the ${limit}-byte limit for one result message \\(KAFKA_MAX_RESULT_BYTES\\)`),
+      new RegExp(
+        `over the ${limit}-byte limit for one result message \\(KAFKA_MAX_RESULT_BYTES\\); the fact fired too many rules to publish$`,
+      ),
     );
     expect(header(dead, 'source_offset')).toBe('2');
+    // A key making most of the result is named as the cause: the result carries it.
+    const keyed = await processor.process('facts', 0, [message(4, { facts: { fired: 0 } }, 'k'.repeat(limit))]);
+    expect(header(keyed.deadLetters[0]!, 'error_detail')).toMatch(
+      new RegExp(`; ${limit} of those bytes are the message key, which the result carries: send a shorter key$`),
+    );
   });
 
   it('dead-letters a fact whose headers, carried onto its result, make it larger than the results topic takes', async () => {
