@@ -75,6 +75,11 @@ interface ProtoField {
   readonly keyType?: string;
   readonly repeated: boolean;
   readonly resolvedType: unknown;
+  /**
+   * Falsy for proto3 fields that are neither `optional` nor in a oneof (protobufjs gives the oneof itself when truthy);
+   * message fields have presence whatever it says.
+   */
+  readonly hasPresence: unknown;
 }
 
 /** One file of a Protobuf schema: its text and the name other files import it by. */
@@ -154,6 +159,8 @@ function messageToJson(type: ProtoType, object: Record<string, unknown>): unknow
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(object)) {
     const field = type.fieldsArray.find((candidate) => candidate.name === name);
+    // Set to its default or left unset, such a field is the same message: encoders differ in writing it.
+    if (field !== undefined && isImplicitDefault(field, value)) continue;
     if (field === undefined || value === null || typeof value !== 'object') {
       out[name] = field === undefined ? value : valueToJson(field, value);
     } else if (field.map === true) {
@@ -166,6 +173,21 @@ function messageToJson(type: ProtoType, object: Record<string, unknown>): unknow
   }
   return out;
 }
+
+/**
+ * Whether a field without presence holds its default (0, false, "", the enum's zero, empty bytes, list or map): the proto3
+ * JSON mapping leaves it out. -0 is not the default, as its bits are written.
+ */
+function isImplicitDefault(field: ProtoField, value: unknown): boolean {
+  if (field.hasPresence || (isMessageType(field.resolvedType) && !field.repeated && field.map !== true)) return false;
+  if (field.map === true) return value !== null && typeof value === 'object' && Object.keys(value).length === 0;
+  if (field.repeated) return Array.isArray(value) && value.length === 0;
+  if (typeof value === 'string') return value === '' || (isEnum(field.resolvedType) && field.resolvedType.values[value] === 0);
+  return Object.is(value, 0) || value === false;
+}
+
+const isEnum = (reflection: unknown): reflection is { readonly values: Record<string, number> } =>
+  !isMessageType(reflection) && typeof (reflection as { values?: unknown } | null)?.values === 'object';
 
 /** One value of a field (an item of a repeated one, a map's value): a message as its JSON, a float at its own precision. */
 function valueToJson(field: ProtoField, value: unknown): unknown {

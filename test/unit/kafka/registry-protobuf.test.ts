@@ -34,6 +34,39 @@ describe('decodeProtobuf', () => {
     expect(decode(keys)).toEqual(keys);
   });
 
+  it('leaves out a proto3 field set to its default as if unset, so every encoder gives the same fact; keeps fields with presence', () => {
+    const { decode } = protobufSchema(`syntax = "proto3"; package d; import "google/protobuf/wrappers.proto";
+      enum Color { RED = 0; GREEN = 1; }
+      message Fact {
+        int32 zero = 1; string text = 2; bool flag = 3; bytes raw = 4; int64 big = 5; double d = 6; Color color = 7;
+        repeated int32 list = 8; map<string, int32> by_name = 9; optional int32 opt = 10; oneof choice { int32 one = 11; string two = 12; }
+        Inner inner = 13; google.protobuf.Int32Value wrapped = 14; repeated Inner inners = 15;
+        message Inner { int32 a = 1; }
+      }`);
+    // protobufjs writes fields set to their default; other encoders leave them out: one message either way.
+    const defaults = decode({ zero: 0, text: '', flag: false, raw: '', big: 0, d: 0, color: 'RED', list: [], by_name: {} });
+    expect(defaults).toEqual({});
+    expect(defaults).toEqual(decode({}));
+    // `optional`, oneof members and messages have presence: set to their default, they are there.
+    expect(decode({ opt: 0, one: 0, inner: {}, wrapped: { value: 0 }, inners: [{ a: 0 }] })).toEqual({
+      opt: 0,
+      one: 0,
+      inner: {},
+      wrapped: 0,
+      inners: [{}],
+    });
+    expect(decode({ zero: 7, color: 'GREEN', list: [0], by_name: { k: 0 } })).toEqual({
+      zero: 7,
+      color: 'GREEN',
+      list: [0],
+      by_name: { k: 0 },
+    });
+    // proto2 fields have presence: a value set is kept, default or not.
+    expect(protobufSchema('syntax = "proto2"; package p; message Old { optional int32 zero = 1; }').decode({ zero: 0 })).toEqual({
+      zero: 0,
+    });
+  });
+
   it('writes floats as the shortest decimal of their 32 bits (1.1, not 1.100000023841858) wherever they are; doubles as they are', () => {
     const { decode } = protobufSchema(`syntax = "proto3"; package f; import "google/protobuf/wrappers.proto";
       message Measures {
