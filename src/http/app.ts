@@ -13,7 +13,13 @@ import type { SessionStore } from '../sessions/session-store.ts';
 import type { Store } from '../store/types.ts';
 import { registerAuth } from './auth.ts';
 import { trackConnections } from './connection-drain.ts';
-import { clientErrorReplier, frameworkErrorReplier, MAX_PARAM_LENGTH, registerErrorHandling } from './error-handler.ts';
+import {
+  answerUnroutedRequests,
+  clientErrorReplier,
+  frameworkErrorReplier,
+  MAX_PARAM_LENGTH,
+  registerErrorHandling,
+} from './error-handler.ts';
 import { registerJsonBody } from './json-body.ts';
 import { registerOpenApi } from './openapi.ts';
 import { LazyRequestLogger } from './request-logger.ts';
@@ -105,6 +111,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.setSerializerCompiler(jsonSerializerCompiler);
   registerJsonBody(app, config.bodyLimit);
   registerErrorHandling(app, config.bodyLimit);
+  answerUnroutedRequests(app.server);
 
   let draining = false;
   const connections = trackConnections(app.server);

@@ -1,5 +1,5 @@
 // One error handler: every failure leaves as {detail, error_code} with a registered code; 5xx internals stay in the log.
-import { STATUS_CODES } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode, errorChain, isRetryable } from '../errors.ts';
@@ -78,18 +78,52 @@ export function clientErrorReplier(error: Error & { code?: string }, socket: Soc
       : error.code === 'HPE_HEADER_OVERFLOW'
         ? reply('HEADERS_TOO_LARGE', 'The request headers are larger than the server accepts.')
         : reply('VALIDATION_ERROR', 'The request is not valid HTTP/1.1.');
-  const text = JSON.stringify(body);
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(text)}\r\n` +
-        `Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${text}`,
-    );
+  const answer = () => {
+    if (socket.writable) socket.write(rawReply(status, body));
+    socket.destroy(error);
+  };
+  // A request pipelined before the bad one is still being answered: its own reply goes first, then this one.
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (inFlight && !inFlight.writableFinished && error.code !== 'ERR_HTTP_REQUEST_TIMEOUT') {
+    inFlight.once('finish', answer);
+    inFlight.once('close', () => socket.destroy(error));
+    return;
   }
-  socket.destroy(error);
+  answer();
+}
+
+/** A whole HTTP/1.1 reply in our shape, for a socket Node hands over without a response object; the connection closes. */
+function rawReply(status: number, body: ErrorReply['body']): string {
+  const text = JSON.stringify(body);
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(text)}\r\n` +
+    `Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${text}`
+  );
+}
+
+/**
+ * Requests Node answers by itself unless told otherwise: an `Expect` other than 100-continue (a bare 417) is served as
+ * if it were absent, which RFC 9110 allows; CONNECT (the connection dropped without a word) is a route that does not
+ * exist.
+ */
+export function answerUnroutedRequests(server: Server): void {
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => server.emit('request', request, response));
+  server.on('connect', (request: IncomingMessage, socket: Socket) => {
+    const path = (request.url ?? '').split('?', 1)[0];
+    socket.end(rawReply(404, routeNotFound('CONNECT', path ?? '')));
+  });
+}
+
+function routeNotFound(method: string, path: string): ErrorReply['body'] {
+  return { detail: `Route ${method} ${path} does not exist.`, error_code: 'NOT_FOUND' };
 }
 
 export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error, request, response) => {
+    // Fastify asks a QUERY for its Content-Type before it knows no route serves it: the answer is that none does.
+    if (request.is404 && (error as { code?: unknown }).code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE') {
+      return response.code(404).send(routeNotFound(request.method, request.url.split('?', 1)[0] ?? ''));
+    }
     const { status, body } = toErrorReply(error, bodyLimit);
     // A dependency away is a state the readiness check reports, not a fault: one line each, no stack, the cause named.
     if (status === 503) request.log.warn({ error_code: body.error_code, detail: body.detail, cause: causeOf(error) }, 'request refused');
@@ -97,10 +131,7 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
     else request.log.debug({ error_code: body.error_code, detail: body.detail }, 'request rejected');
     return response.code(status).type('application/json').send(body);
   });
-  app.setNotFoundHandler((request, response) => {
-    const path = request.url.split('?', 1)[0];
-    return response.code(404).send({ detail: `Route ${request.method} ${path} does not exist.`, error_code: 'NOT_FOUND' });
-  });
+  app.setNotFoundHandler((request, response) => response.code(404).send(routeNotFound(request.method, request.url.split('?', 1)[0] ?? '')));
 }
 
 /** What an error wraps, every link of it ("could not connect to the database: connect ECONNREFUSED ..."), if anything. */

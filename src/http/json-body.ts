@@ -87,6 +87,11 @@ function charsetProblem(contentType: string | undefined): AppError | undefined {
   return new AppError('UNSUPPORTED_MEDIA_TYPE', `Request bodies must be UTF-8 JSON; charset '${charset.slice(0, 40)}' is not supported.`);
 }
 
+/** Whether a Content-Length says there is no body: `0`, or any run of zeros (`00`), which HTTP reads the same. */
+export function declaresNoBody(contentLength: string | undefined): boolean {
+  return contentLength !== undefined && /^0+$/.test(contentLength);
+}
+
 /** What Fastify itself sends with a JSON body. */
 const JSON_UTF8 = 'application/json; charset=utf-8';
 
@@ -128,7 +133,7 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
   });
   // Any other type is 415, unread; but a route that takes no body has nothing to refuse in an empty one, however labelled.
   app.addContentTypeParser('*', (request, _payload, done) => {
-    const empty = request.headers['content-length'] === '0' && request.headers['transfer-encoding'] === undefined;
+    const empty = declaresNoBody(request.headers['content-length']) && request.headers['transfer-encoding'] === undefined;
     // An unknown route is 404 whatever it was sent.
     if (request.is404 || (empty && request.routeOptions.schema?.body === undefined)) {
       done(null, undefined);

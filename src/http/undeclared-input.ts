@@ -2,6 +2,7 @@
 import type { preValidationHookHandler, RouteOptions } from 'fastify';
 import { z } from 'zod';
 import { AppError } from '../errors.ts';
+import { declaresNoBody } from './json-body.ts';
 import { withFastAccept } from './zod-compilers.ts';
 
 /** The query string of a route that declares none; an empty one skips zod. */
@@ -15,7 +16,7 @@ const refuseBody: preValidationHookHandler = (request, _reply, done) => {
   // a DELETE's was read, and an empty one parsed to nothing.
   const length = request.headers['content-length'];
   const unread = request.method === 'GET' || request.method === 'HEAD';
-  const sent = unread && ((length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined);
+  const sent = unread && ((length !== undefined && !declaresNoBody(length)) || request.headers['transfer-encoding'] !== undefined);
   // Only an empty body parses to undefined: `null` was sent.
   if (request.body === undefined && !sent) {
     done();

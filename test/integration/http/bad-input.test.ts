@@ -489,21 +489,27 @@ describe('requests that are not valid HTTP, on a listening server', () => {
   });
   afterAll(() => t?.cleanup());
 
-  /** Sends raw bytes and reads everything the server writes until it closes the connection. */
-  function send(bytes: string): Promise<{ status: number; headers: string; body: string }> {
+  /**
+   * Sends raw bytes and reads everything the server writes until it closes the connection (the client never half-closes
+   * it first: Node drops a request still being answered when its client does).
+   */
+  function sendRaw(bytes: string): Promise<string> {
     return new Promise((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => socket.end(bytes));
+      const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
       let answer = '';
       socket.setEncoding('utf8');
       socket.on('data', (chunk) => {
         answer += chunk;
       });
       socket.on('error', reject);
-      socket.on('close', () => {
-        const [head = '', body = ''] = answer.split('\r\n\r\n');
-        resolve({ status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body });
-      });
+      socket.on('close', () => resolve(answer));
     });
+  }
+
+  /** The first reply to raw bytes: its status, its headers in lower case, and the rest. */
+  async function send(bytes: string): Promise<{ status: number; headers: string; body: string }> {
+    const [head = '', body = ''] = (await sendRaw(bytes)).split('\r\n\r\n');
+    return { status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body };
   }
 
   it.each([
@@ -527,6 +533,43 @@ describe('requests that are not valid HTTP, on a listening server', () => {
       detail: 'The request headers are larger than the server accepts.',
       error_code: 'HEADERS_TOO_LARGE',
     });
+  });
+
+  it('answers a request pipelined before a bad one with its own reply first, then the 400', async () => {
+    const replies = (await sendRaw('GET /health HTTP/1.1\r\nHost: x\r\n\r\nGARBAGE\r\n\r\n')).split(/(?=HTTP\/1\.1 )/);
+    expect(replies).toHaveLength(2);
+    expect(replies[0]).toMatch(/^HTTP\/1\.1 200 /);
+    expect(replies[0]).toContain('"status":"healthy"');
+    expect(replies[1]).toMatch(/^HTTP\/1\.1 400 /);
+    expect(replies[1]).toContain('{"detail":"The request is not valid HTTP/1.1.","error_code":"VALIDATION_ERROR"}');
+  });
+
+  it('answers methods Node would answer by itself as routes that do not exist, in the error shape', async () => {
+    for (const bytes of [
+      'CONNECT /api/v1/rules HTTP/1.1\r\nHost: x\r\n\r\n',
+      // Fastify asks a QUERY for its Content-Type first.
+      'QUERY /api/v1/rules HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}',
+    ]) {
+      const answer = await send(bytes);
+      expect(answer.status, bytes).toBe(404);
+      expect(JSON.parse(answer.body), bytes).toEqual({
+        detail: `Route ${bytes.split(' ', 1)[0]} /api/v1/rules does not exist.`,
+        error_code: 'NOT_FOUND',
+      });
+    }
+  });
+
+  it('serves a request whose Expect it does not know as if it were absent, where Node answered a bare 417', async () => {
+    const answer = await send('GET /health HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nConnection: close\r\n\r\n');
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body)).toMatchObject({ status: 'healthy' });
+  });
+
+  it('reads a Content-Length of zeros (00) as no body, as 0', async () => {
+    const list = await send('GET /api/v1/rules HTTP/1.1\r\nHost: x\r\nContent-Length: 00\r\nConnection: close\r\n\r\n');
+    expect([list.status, list.body]).toEqual([200, '[]']);
+    const removed = await send('DELETE /api/v1/rules/999 HTTP/1.1\r\nHost: x\r\nContent-Length: 00\r\nConnection: close\r\n\r\n');
+    expect([removed.status, JSON.parse(removed.body)]).toEqual([404, { detail: 'Rule 999 does not exist.', error_code: 'RULE_NOT_FOUND' }]);
   });
 
   it('still serves a well-formed request after them', async () => {
