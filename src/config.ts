@@ -186,7 +186,9 @@ const topic = (fallback: string) =>
       .regex(/^[A-Za-z0-9._-]{1,249}$/, "must be a Kafka topic name: letters, digits, '.', '_' or '-', at most 249 characters")
       .refine((name) => name !== '.' && name !== '..', "must be a Kafka topic name other than '.' or '..'"),
   );
-const flag = (fallback: boolean) => optional(z.stringbool()).transform((value) => value ?? fallback);
+/** The words docs/operations.md lists (any case); zod's own list also takes y/n and enabled/disabled. */
+const BOOLEAN_WORDS = { truthy: ['true', '1', 'yes', 'on'], falsy: ['false', '0', 'no', 'off'] };
+const flag = (fallback: boolean) => optional(z.stringbool(BOOLEAN_WORDS)).transform((value) => value ?? fallback);
 
 /** Longest delay a Node timer keeps (about 24.8 days); a longer one fires after 1 ms instead. */
 const MAX_TIMER_MS = 2_147_483_647;

@@ -73,7 +73,7 @@ export interface SessionDetails extends SessionView {
   active_rules: number[];
   /** Bumped by every add or retract. */
   version: number;
-  /** Every accumulate node of the session's rules, in rule order then tree order. */
+  /** Every accumulate node of the session's enabled rules, in fired order (priority, then id) then tree order. */
   aggregates: SessionAggregate[];
   /** When the latest write evaluated the aggregates (its windows ended then); created_at before any write. */
   aggregates_as_of: string;

@@ -188,6 +188,8 @@ describe('loadConfig', () => {
     ['HOST', 'not a host!!', 'HOST: must be a host name or an IP address'],
     ['HOST', '[::1]', 'HOST: must be a host name or an IP address (IPv6 without brackets)'],
     ['KAFKA_EXACTLY_ONCE', 'maybe', 'KAFKA_EXACTLY_ONCE: Invalid option'],
+    // Only the words documented: zod's own list takes y/n and enabled/disabled too.
+    ['KAFKA_STREAMING', 'y', 'KAFKA_STREAMING: Invalid option: expected one of "true"|"1"|"yes"|"on"|"false"|"0"|"no"|"off"'],
     ['KAFKA_PARTITIONS', '-1', 'KAFKA_PARTITIONS: must be a whole number'],
     ['RULES_SESSION_CACHE_FACTS', '-1', 'RULES_SESSION_CACHE_FACTS: must be a whole number'],
     ['RULES_SESSION_CACHE_FACTS', 'lots', 'RULES_SESSION_CACHE_FACTS: must be a whole number (got "lots")'],
