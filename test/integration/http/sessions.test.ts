@@ -31,6 +31,7 @@ interface RuleSpec {
   name: string;
   condition_dsl: unknown;
   priority?: number;
+  enabled?: boolean;
 }
 
 describe('session routes and API keys', () => {
@@ -321,6 +322,23 @@ describe.each(STORES)('sessions over HTTP with the $name store', ({ open }) => {
     clock += 3_600_000;
     expect(await read()).toMatchObject({ aggregates: two.aggregates, aggregates_as_of: new Date(writtenAt).toISOString(), version: 5 });
     clock = writtenAt;
+  });
+
+  it("lists the enabled rules' accumulators in fired order (priority, then id), and leaves a disabled rule's out", async () => {
+    const { rulesetId, ids } = await ruleset(t, [
+      { name: 'low', condition_dsl: count({ where: failedLogin, value: 3 }) },
+      { name: 'high', condition_dsl: count({ where: failedLogin, value: 2 }), priority: 5 },
+      { name: 'off', condition_dsl: count({ where: failedLogin, value: 1 }), enabled: false },
+    ]);
+    const id = await session(t, rulesetId);
+    await add(id, 'f1', { type: 'login_failed' });
+    const read = (await json(t.app, 'GET', `/api/v1/sessions/${id}`)).json();
+    expect(read.aggregates.map((entry: { rule_id: number; value: number }) => [entry.rule_id, entry.value])).toEqual([
+      [ids.high, 1],
+      [ids.low, 1],
+    ]);
+    // Session explain still answers for the disabled rule.
+    expect(await explain(id, { rule_id: ids.off })).toMatchObject({ rule_id: ids.off, session_id: id });
   });
 
   it('shows an accumulator whose node changed since the latest write as empty until the next write', async () => {
