@@ -143,6 +143,8 @@ export async function registerOpenApi(app: FastifyInstance, version: string, aut
     // @fastify/swagger-ui redirects its page's old address to itself when a query string follows: to the page instead.
     docs.addHook('onRequest', async (request, reply) => {
       if (request.url.startsWith('/docs/static/index.html?')) return reply.redirect('/docs/');
+      // The page's assets are sent whole: a range past their end would be a 416, a status no error code stands for.
+      delete request.headers.range;
     });
     await docs.register(swaggerUi, { routePrefix: '/docs' });
     docs.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

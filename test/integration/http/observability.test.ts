@@ -186,6 +186,12 @@ describe('health, readiness and the OpenAPI document', () => {
       expect(redirect.statusCode, url).toBe(302);
       expect(redirect.headers.location, url).toBe('/docs/');
     }
+    // Its assets come whole, whatever range is asked: a 416 would have no error code (it was answered 400).
+    for (const range of ['bytes=99999999-', 'bytes=0-9']) {
+      const asset = await t.app.inject({ method: 'GET', url: '/docs/static/swagger-ui.css', headers: { range } });
+      expect(asset.statusCode, range).toBe(200);
+      expect(asset.body.length, range).toBeGreaterThan(1_000);
+    }
   });
 
   it('has no metrics route unless RULES_METRICS=prometheus', async () => {
