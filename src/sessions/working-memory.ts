@@ -62,11 +62,12 @@ interface AccumulatorState {
    * value back off leaves exactly what the rest add up to, and the order they came in never shows.
    */
   partials: number[];
-  /** ±Infinity once a partial passed the double range (the partials then mean nothing); 0 in range. */
+  /** ±Infinity once the live members, added up in turns (#sumOf), are past the double range; 0 in range. */
   overflow: number;
   /**
-   * Set when a contribution was taken off, or one of the other sign added, while the sum was past the double range:
-   * only adding the live members up again can tell whether it came back.
+   * Set when the partials cannot tell the sum: an addition passed the double range (perhaps only for the order values
+   * came in), or a contribution was taken off, or one of the other sign added, while the sum was past it. Only adding
+   * the live members up again in turns can tell; until then additions are not kept.
    */
   recount: boolean;
   /**
@@ -239,8 +240,8 @@ export class WorkingMemory {
   }
 
   /**
-   * The live members' sum. A sum past the double range stays Infinity whatever is taken off it, so after such a change
-   * it is added up again from the live members: O(members), only while the sum is out of range.
+   * The live members' sum. After an addition that passed the double range, or a change to a sum past it, it is added up
+   * again from the live members: O(members), only around such values.
    */
   #sumOf(state: AccumulatorState): number {
     if (!state.recount || state.count === 0) return runningSum(state);
@@ -249,6 +250,9 @@ export class WorkingMemory {
     for (const members of this.#members.values()) {
       for (const member of members) if (member.state === state && member.live) (member.value >= 0 ? positive : negative).push(member.value);
     }
+    // In value order, so copies holding their facts in different orders add up alike (it matters at the range's end).
+    positive.sort((a, b) => a - b);
+    negative.sort((a, b) => b - a);
     // The sign that brings the running total back toward zero each time: every partial sum then lies between the
     // largest value and the total, so none passes the double range unless the total does, whatever the facts' order.
     state.partials = [];
@@ -256,10 +260,8 @@ export class WorkingMemory {
     state.recount = false;
     for (let p = 0, n = 0; state.overflow === 0 && (p < positive.length || n < negative.length); ) {
       const upward = n === negative.length || (p < positive.length && (state.partials.at(-1) ?? 0) <= 0);
-      addToSum(state, upward ? (positive[p++] as number) : (negative[n++] as number));
+      addToSum(state, upward ? (positive[p++] as number) : (negative[n++] as number), true);
     }
-    // Past the range here, only values of the same sign were left: the total is out of range too.
-    state.recount = false;
     return runningSum(state);
   }
 
@@ -387,13 +389,36 @@ function removeMember(member: Member): void {
   } else addToSum(state, -member.value);
 }
 
-/** Adds a value to the exact sum (Shewchuk's grow-expansion); past the double range only its sign is kept. */
-function addToSum(state: AccumulatorState, value: number): void {
+/**
+ * Adds a value to the exact sum. An addition past the double range leaves the sum to be added up again; `inTurns` (that
+ * adding up) knows the total is past it then, and only its sign is kept.
+ */
+function addToSum(state: AccumulatorState, value: number, inTurns = false): void {
+  if (state.recount) return;
   if (state.overflow !== 0) {
     if (value !== 0 && Math.sign(value) !== Math.sign(state.overflow)) state.recount = true;
     return;
   }
-  const partials = state.partials;
+  let total: number;
+  if (Math.abs(value) < LARGE) total = grow(state.partials, value);
+  else {
+    // Taken smallest first, a value near the end of the range could pass it with a partial of the same sign
+    // (MAX + 2^970) where the sum does not: the partials go largest first onto it instead.
+    const partials = state.partials;
+    state.partials = [];
+    total = grow(state.partials, value);
+    for (let i = partials.length - 1; i >= 0 && Number.isFinite(total); i -= 1) total = grow(state.partials, partials[i] as number);
+  }
+  if (Number.isFinite(total)) return;
+  if (inTurns) state.overflow = total;
+  else state.recount = true;
+}
+
+/** Values from which an addition may pass the double range on its way (2^1022, a quarter of it). */
+const LARGE = 2 ** 1022;
+
+/** Shewchuk's grow-expansion: adds `value` to the partials exactly; answers the largest, non-finite past the range. */
+function grow(partials: number[], value: number): number {
   let x = value;
   let kept = 0;
   for (let i = 0; i < partials.length; i += 1) {
@@ -410,11 +435,14 @@ function addToSum(state: AccumulatorState, value: number): void {
   }
   partials.length = kept;
   // A zero total is no partial: the last one, when any, is then the largest and carries the sum's sign.
-  if (!Number.isFinite(x)) state.overflow = x;
-  else if (x !== 0) partials.push(x);
+  if (Number.isFinite(x) && x !== 0) partials.push(x);
+  return x;
 }
 
-/** The exact sum rounded once to the nearest double (ties to even), as math.fsum rounds it; ±Infinity out of range. */
+/**
+ * The exact sum rounded once to the nearest double (ties to even), as math.fsum rounds it; ±Infinity past the range,
+ * even by less than the half unit that rounding would take back to the largest double, so every copy answers alike.
+ */
 function runningSum(state: AccumulatorState): number {
   if (state.overflow !== 0) return state.overflow;
   const partials = state.partials;
@@ -422,6 +450,8 @@ function runningSum(state: AccumulatorState): number {
   if (n === 0) return 0;
   n -= 1;
   let hi = partials[n] as number;
+  if (Math.abs(hi) === Number.MAX_VALUE && n > 0 && Math.sign(partials[n - 1] as number) === Math.sign(hi))
+    return hi * Number.POSITIVE_INFINITY;
   let lo = 0;
   while (n > 0) {
     const x = hi;
