@@ -82,14 +82,29 @@ export function clientErrorReplier(error: Error & { code?: string }, socket: Soc
     if (socket.writable) socket.write(rawReply(status, body));
     socket.destroy(error);
   };
-  // A request pipelined before the bad one is still being answered: its own reply goes first, then this one.
+  // Requests pipelined before the bad one are still being answered: their own replies go first, then this one.
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') answer();
+  else afterPendingReplies(socket, answer);
+}
+
+/**
+ * Runs `then` once the socket's responses are all sent. Node writes the replies to pipelined requests one at a time,
+ * handing the socket to the next queued one as each finishes (before listeners added later hear of it).
+ */
+function afterPendingReplies(socket: Socket, then: () => void): void {
   const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (inFlight && !inFlight.writableFinished && error.code !== 'ERR_HTTP_REQUEST_TIMEOUT') {
-    inFlight.once('finish', answer);
-    inFlight.once('close', () => socket.destroy(error));
+  if (!inFlight || inFlight.writableFinished || socket.destroyed) {
+    then();
     return;
   }
-  answer();
+  let settled = false;
+  const next = () => {
+    if (settled) return;
+    settled = true;
+    afterPendingReplies(socket, then);
+  };
+  inFlight.once('finish', next);
+  inFlight.once('close', next);
 }
 
 /** A whole HTTP/1.1 reply in our shape, for a socket Node hands over without a response object; the connection closes. */
@@ -110,7 +125,8 @@ export function answerUnroutedRequests(server: Server): void {
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => server.emit('request', request, response));
   server.on('connect', (request: IncomingMessage, socket: Socket) => {
     const path = (request.url ?? '').split('?', 1)[0];
-    socket.end(rawReply(404, routeNotFound('CONNECT', path ?? '')));
+    // Handed over, the socket is out of the server's timeouts: closed once the reply is out, whatever the client does.
+    socket.end(rawReply(404, routeNotFound('CONNECT', path ?? '')), () => socket.destroy());
   });
 }
 

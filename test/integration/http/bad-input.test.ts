@@ -535,13 +535,41 @@ describe('requests that are not valid HTTP, on a listening server', () => {
     });
   });
 
-  it('answers a request pipelined before a bad one with its own reply first, then the 400', async () => {
-    const replies = (await sendRaw('GET /health HTTP/1.1\r\nHost: x\r\n\r\nGARBAGE\r\n\r\n')).split(/(?=HTTP\/1\.1 )/);
-    expect(replies).toHaveLength(2);
-    expect(replies[0]).toMatch(/^HTTP\/1\.1 200 /);
-    expect(replies[0]).toContain('"status":"healthy"');
-    expect(replies[1]).toMatch(/^HTTP\/1\.1 400 /);
-    expect(replies[1]).toContain('{"detail":"The request is not valid HTTP/1.1.","error_code":"VALIDATION_ERROR"}');
+  it('answers requests pipelined before a bad one with their own replies first, then the 400', async () => {
+    const health = 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n';
+    // Rules are created in turn: every one applied must be answered.
+    const create = (name: string) => {
+      const body = JSON.stringify(ruleDraft(name, { domain: 'pipelined' }));
+      return `POST /api/v1/rules HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    };
+    const names = ['p-1', 'p-2', 'p-3'].map((name) => `${name}-${randomUUID()}`);
+    for (const before of [[health], names.map(create)]) {
+      const replies = (await sendRaw(`${before.join('')}GARBAGE\r\n\r\n`)).split(/(?=HTTP\/1\.1 \d{3} )/);
+      expect(replies.map((reply) => reply.slice(9, 12))).toEqual([...before.map((request) => (request === health ? '200' : '201')), '400']);
+      expect(replies.at(-1)).toContain('{"detail":"The request is not valid HTTP/1.1.","error_code":"VALIDATION_ERROR"}');
+    }
+    const listed = await t.app.inject({ method: 'GET', url: '/api/v1/rules?domain=pipelined' });
+    expect(listed.json().map((rule: { name: string }) => rule.name)).toEqual(names);
+  });
+
+  it('closes a CONNECT connection once it is answered, even one its client keeps open', async () => {
+    // allowHalfOpen: the client's side stays open after the reply, as a client that never closes would leave it.
+    const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true }, () =>
+      socket.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'),
+    );
+    let answer = '';
+    socket.on('data', (chunk) => {
+      answer += chunk.toString('utf8');
+    });
+    await new Promise<void>((resolve) => socket.once('end', () => resolve()));
+    expect(answer).toMatch(/^HTTP\/1\.1 404 /);
+    expect(answer).toContain('{"detail":"Route CONNECT example.com:443 does not exist.","error_code":"NOT_FOUND"}');
+    // Handed over by Node, the socket is out of the server's timeouts: the server must let it go itself.
+    const open = () =>
+      new Promise<number>((resolve, reject) => t.app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+    for (let waited = 0; waited < 3_000 && (await open()) > 0; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await open()).toBe(0);
+    socket.destroy();
   });
 
   it('answers methods Node would answer by itself as routes that do not exist, in the error shape', async () => {
@@ -566,7 +594,7 @@ describe('requests that are not valid HTTP, on a listening server', () => {
   });
 
   it('reads a Content-Length of zeros (00) as no body, as 0', async () => {
-    const list = await send('GET /api/v1/rules HTTP/1.1\r\nHost: x\r\nContent-Length: 00\r\nConnection: close\r\n\r\n');
+    const list = await send('GET /api/v1/rules?domain=none HTTP/1.1\r\nHost: x\r\nContent-Length: 00\r\nConnection: close\r\n\r\n');
     expect([list.status, list.body]).toEqual([200, '[]']);
     const removed = await send('DELETE /api/v1/rules/999 HTTP/1.1\r\nHost: x\r\nContent-Length: 00\r\nConnection: close\r\n\r\n');
     expect([removed.status, JSON.parse(removed.body)]).toEqual([404, { detail: 'Rule 999 does not exist.', error_code: 'RULE_NOT_FOUND' }]);
