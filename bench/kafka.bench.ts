@@ -237,7 +237,7 @@ interface Variant {
 }
 
 /** Runs the pipeline on a fresh group over the preloaded facts, then stops it; returns its sustained rate. */
-async function pipelineRate(admin: Admin, base: KafkaConfig, variant: Variant, changelogTopic: string): Promise<Measured> {
+async function pipelineRate(admin: Admin, base: KafkaConfig, variant: Variant): Promise<Measured> {
   const config: KafkaConfig = {
     ...base,
     groupId: `${base.groupId}-${variant.label.replaceAll(/\W+/g, '-')}`,
@@ -248,7 +248,6 @@ async function pipelineRate(admin: Admin, base: KafkaConfig, variant: Variant, c
     evaluator: variant.evaluator,
     logger: pino({ level: 'warn' }),
     logLevel: 'warn',
-    changelogTopic,
     ...(RUN_SIZE === undefined ? {} : { tuning: { maxRunSize: RUN_SIZE } }),
   });
   try {
@@ -346,6 +345,7 @@ async function main(): Promise<void> {
       factsTopic: topics.facts,
       resultsTopic: topics.results,
       dlqTopic: topics.dlq,
+      changelogTopic: topics.changelog,
       groupId: `bench-pipeline-${id}`,
       exactlyOnce: false,
       streaming: false,
@@ -371,7 +371,7 @@ async function main(): Promise<void> {
       const line = [`round ${round}: passthrough ${baseline.rate.toFixed(0)} msg/s`];
       for (const [index, variant] of variants.entries()) {
         const measured = await profiled(`pipeline-${variant.label.replaceAll(/\W+/g, '-')}-r${round}`, () =>
-          pipelineRate(admin, { ...base, groupId: `${base.groupId}-r${round}` }, variant, topics.changelog),
+          pipelineRate(admin, { ...base, groupId: `${base.groupId}-r${round}` }, variant),
         );
         runs[index]!.push(measured);
         shares[index]!.push(measured.rate / baseline.rate);
@@ -399,7 +399,6 @@ async function main(): Promise<void> {
       evaluator: pgliteEvaluator,
       logger: pino({ level: 'warn' }),
       logLevel: 'warn',
-      changelogTopic: topics.changelog,
     });
     cleanups.push(() => latencyPipeline.stop());
 

@@ -50,6 +50,8 @@ export interface KafkaConfig {
   readonly factsTopic: string;
   readonly resultsTopic: string;
   readonly dlqTopic: string;
+  /** The compacted topic rule changes travel on between the instances of one deployment. */
+  readonly changelogTopic: string;
   readonly groupId: string;
   readonly exactlyOnce: boolean;
   readonly streaming: boolean;
@@ -87,7 +89,7 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
 }
 
-/** The compacted topic rule changes travel on between instances (not configurable, so every instance agrees). */
+/** The compacted topic rule changes travel on between instances, unless KAFKA_CHANGELOG_TOPIC names another. */
 export const CHANGELOG_TOPIC = 'rules.changelog';
 
 /** Thrown by loadConfig; the message names every bad variable, one per line. */
@@ -350,6 +352,7 @@ const envSchema = z.object({
   KAFKA_FACTS_TOPIC: topic('rules.facts'),
   KAFKA_RESULTS_TOPIC: topic('rules.results'),
   KAFKA_DLQ_TOPIC: topic('rules.facts.dlq'),
+  KAFKA_CHANGELOG_TOPIC: topic(CHANGELOG_TOPIC),
   KAFKA_GROUP_ID: text('rules-evaluator'),
   KAFKA_EXACTLY_ONCE: flag(false),
   KAFKA_STREAMING: flag(false),
@@ -413,6 +416,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       factsTopic: e.KAFKA_FACTS_TOPIC,
       resultsTopic: e.KAFKA_RESULTS_TOPIC,
       dlqTopic: e.KAFKA_DLQ_TOPIC,
+      changelogTopic: e.KAFKA_CHANGELOG_TOPIC,
       groupId: e.KAFKA_GROUP_ID,
       exactlyOnce: e.KAFKA_EXACTLY_ONCE,
       streaming: e.KAFKA_STREAMING,
@@ -434,28 +438,27 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
 }
 
 /** A variable's value as loadConfig reads it, or undefined when the variable is bad on its own (already reported). */
-function valid(
-  env: Readonly<Record<string, string | undefined>>,
-  variable: 'KAFKA_FACTS_TOPIC' | 'KAFKA_RESULTS_TOPIC' | 'KAFKA_DLQ_TOPIC' | 'DATABASE_URL',
-): string | undefined {
+function valid(env: Readonly<Record<string, string | undefined>>, variable: TopicVariable | 'DATABASE_URL'): string | undefined {
   const parsed = envSchema.shape[variable].safeParse(env[variable]);
   return parsed.success ? parsed.data : undefined;
 }
+
+type TopicVariable = 'KAFKA_FACTS_TOPIC' | 'KAFKA_RESULTS_TOPIC' | 'KAFKA_DLQ_TOPIC' | 'KAFKA_CHANGELOG_TOPIC';
 
 /**
  * Two roles on one topic loop or mix messages: a dead letter on the facts topic is read back and dead-lettered again
  * without end, results on it are evaluated as facts, and the rule changelog is compacted.
  */
 function topicClashes(env: Readonly<Record<string, string | undefined>>): string[] {
-  const roles = (['KAFKA_FACTS_TOPIC', 'KAFKA_RESULTS_TOPIC', 'KAFKA_DLQ_TOPIC'] as const).map(
+  // The changelog first: a clash with its default is reported on the variable that was set.
+  const roles = (['KAFKA_CHANGELOG_TOPIC', 'KAFKA_FACTS_TOPIC', 'KAFKA_RESULTS_TOPIC', 'KAFKA_DLQ_TOPIC'] as const).map(
     (variable) => [variable, valid(env, variable)] as const,
   );
   const problems: string[] = [];
   for (const [i, [variable, name]] of roles.entries()) {
     if (name === undefined) continue;
     const earlier = roles.slice(0, i).find(([, other]) => other === name);
-    if (name === CHANGELOG_TOPIC) problems.push(`${variable}: must not be "${CHANGELOG_TOPIC}", the topic rule changes travel on`);
-    else if (earlier !== undefined) problems.push(`${variable}: must differ from ${earlier[0]} (both "${name}")`);
+    if (earlier !== undefined) problems.push(`${variable}: must differ from ${earlier[0]} (both "${name}")`);
   }
   return problems;
 }

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Admin, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
-import { CHANGELOG_TOPIC, type KafkaConfig } from '../config.ts';
+import type { KafkaConfig } from '../config.ts';
 import type { RuleChangeMessage } from '../contracts/kafka-messages.ts';
 import { BatchProcessor, type EvaluateFactMessage } from './batch-processor.ts';
 import { readLag } from './consumer-lag.ts';
@@ -82,8 +82,6 @@ export interface KafkaPipelineDeps {
   logLevel?: string;
   /** Defaults to a random UUID; names this instance's changelog group. */
   instanceId?: string;
-  /** Defaults to "rules.changelog". */
-  changelogTopic?: string;
   /** Tuning; the defaults suit the service. */
   tuning?: Partial<PipelineTuning>;
   /** The execution backlog as RULES_EXECUTION_BACKLOG_MAX counts it (executionBacklog); consumption waits while it is too large. */
@@ -142,7 +140,7 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
   const { config, logger } = deps;
   const tuning = { ...DEFAULT_TUNING, ...deps.tuning };
   const instanceId = deps.instanceId ?? randomUUID();
-  const changelogTopic = deps.changelogTopic ?? CHANGELOG_TOPIC;
+  const { changelogTopic } = config;
   const log = logger.child({ component: 'kafka' });
   const kafka = new Kafka({
     clientId: `rules-evaluator-${instanceId}`,

@@ -59,6 +59,7 @@ export function kafkaConfig(topics: TestTopics, overrides: Partial<KafkaConfig> 
     factsTopic: topics.facts,
     resultsTopic: topics.results,
     dlqTopic: topics.dlq,
+    changelogTopic: topics.changelog,
     groupId: topics.group,
     exactlyOnce: false,
     streaming: false,
@@ -77,6 +78,7 @@ export function kafkaEnv(topics: TestTopics, extra: Record<string, string> = {})
     KAFKA_FACTS_TOPIC: topics.facts,
     KAFKA_RESULTS_TOPIC: topics.results,
     KAFKA_DLQ_TOPIC: topics.dlq,
+    KAFKA_CHANGELOG_TOPIC: topics.changelog,
     KAFKA_GROUP_ID: topics.group,
     KAFKA_PARTITIONS: '3',
     ...extra,
@@ -270,12 +272,11 @@ export async function startInProcessService(config: KafkaConfig, options: InProc
   const app = await buildApp({ config: loadConfig({}).http, version: '0.0.0-test', store, catalog, logger, evaluator, sessions });
   await app.ready();
   const pipeline = await startKafkaPipeline({
-    config,
+    config: options.changelogTopic === undefined ? config : { ...config, changelogTopic: options.changelogTopic },
     evaluator,
     sessions,
     rules: catalog,
     logger,
-    ...(options.changelogTopic === undefined ? {} : { changelogTopic: options.changelogTopic }),
     ...(options.tuning === undefined ? {} : { tuning: options.tuning }),
     pendingExecutions: options.pendingExecutions ?? (() => executionBacklog(store.executions)),
   });

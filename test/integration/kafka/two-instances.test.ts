@@ -139,6 +139,9 @@ describe('Kafka pipeline: two instances', () => {
         20,
       );
       expect(propagated).toBe(true);
+      // It travelled on this deployment's own changelog (KAFKA_CHANGELOG_TOPIC), not the default every deployment shares.
+      const offsets = await admin.fetchTopicOffsets(topics.changelog);
+      expect(offsets.reduce((sum, partition) => sum + Number(partition.high), 0)).toBeGreaterThan(0);
       // Reported for docs/kafka.md; the target is one second, checked by eye rather than by a timed assertion.
       console.info(`rule change reached the other instance after ${seenAfterMs.toFixed(0)} ms`);
 

@@ -31,6 +31,7 @@ describe('loadConfig', () => {
       factsTopic: 'rules.facts',
       resultsTopic: 'rules.results',
       dlqTopic: 'rules.facts.dlq',
+      changelogTopic: 'rules.changelog',
       groupId: 'rules-evaluator',
       exactlyOnce: false,
       streaming: false,
@@ -67,6 +68,7 @@ describe('loadConfig', () => {
       KAFKA_FACTS_TOPIC: 'in',
       KAFKA_RESULTS_TOPIC: 'out',
       KAFKA_DLQ_TOPIC: 'dead',
+      KAFKA_CHANGELOG_TOPIC: 'rule-changes',
       KAFKA_GROUP_ID: 'group',
       KAFKA_EXACTLY_ONCE: 'true',
       KAFKA_STREAMING: 'yes',
@@ -102,6 +104,7 @@ describe('loadConfig', () => {
       factsTopic: 'in',
       resultsTopic: 'out',
       dlqTopic: 'dead',
+      changelogTopic: 'rule-changes',
       groupId: 'group',
       exactlyOnce: true,
       streaming: true,
@@ -235,7 +238,8 @@ describe('loadConfig', () => {
   it.each([
     [{ KAFKA_DLQ_TOPIC: 'rules.facts' }, 'KAFKA_DLQ_TOPIC: must differ from KAFKA_FACTS_TOPIC (both "rules.facts")'],
     [{ KAFKA_FACTS_TOPIC: 'x', KAFKA_RESULTS_TOPIC: 'x' }, 'KAFKA_RESULTS_TOPIC: must differ from KAFKA_FACTS_TOPIC (both "x")'],
-    [{ KAFKA_RESULTS_TOPIC: 'rules.changelog' }, 'KAFKA_RESULTS_TOPIC: must not be "rules.changelog", the topic rule changes travel on'],
+    [{ KAFKA_RESULTS_TOPIC: 'rules.changelog' }, 'KAFKA_RESULTS_TOPIC: must differ from KAFKA_CHANGELOG_TOPIC (both "rules.changelog")'],
+    [{ KAFKA_CHANGELOG_TOPIC: 'rules.facts' }, 'KAFKA_FACTS_TOPIC: must differ from KAFKA_CHANGELOG_TOPIC (both "rules.facts")'],
   ])('refuses one topic for two roles: %o', (env, expected) => {
     expect(configError(env)).toContain(expected);
   });
@@ -269,7 +273,7 @@ describe('loadConfig', () => {
     expect(lines).toEqual([
       'Invalid configuration:',
       '  PORT: must be a whole number (got "eighty")',
-      '  KAFKA_FACTS_TOPIC: must not be "rules.changelog", the topic rule changes travel on',
+      '  KAFKA_FACTS_TOPIC: must differ from KAFKA_CHANGELOG_TOPIC (both "rules.changelog")',
       '  KAFKA_DLQ_TOPIC: must differ from KAFKA_RESULTS_TOPIC (both "out")',
       '  DATABASE_URL: must name a host, e.g. postgres://db:5432/rules (or a socket directory with ?host=, or set PGHOST)',
     ]);

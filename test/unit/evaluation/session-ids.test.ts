@@ -5,6 +5,21 @@ import { MemorySessionStore } from '../../../src/sessions/memory-session-store.t
 
 const STORE_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 
+/** A session use case over no rules and the in-process store; `options` overrides any of its settings. */
+async function evaluatorOverNoRules(options: Partial<ConstructorParameters<typeof SessionEvaluator>[0]> = {}) {
+  const catalog = await RuleCatalog.open({ rules: { snapshot: async () => ({ revision: 1, rules: [] }) } });
+  const sessions = new MemorySessionStore();
+  const evaluator = new SessionEvaluator({
+    catalog,
+    rulesets: { get: async () => undefined },
+    sessions,
+    executions: { record: () => undefined },
+    maxFacts: 10,
+    ...options,
+  });
+  return { evaluator, sessions };
+}
+
 describe('stream session ids', () => {
   it('keep plain domains and keys readable', () => {
     expect(streamSessionId('auth', 'user-42')).toBe('stream:auth:user-42');
@@ -31,15 +46,7 @@ describe('stream session ids', () => {
 
 describe('session ids no session can have', () => {
   it('answer SESSION_NOT_FOUND, whatever the call, as an unknown session does', async () => {
-    const catalog = await RuleCatalog.open({ rules: { snapshot: async () => ({ revision: 1, rules: [] }) } });
-    const sessions = new MemorySessionStore();
-    const evaluator = new SessionEvaluator({
-      catalog,
-      rulesets: { get: async () => undefined },
-      sessions,
-      executions: { record: () => undefined },
-      maxFacts: 10,
-    });
+    const { evaluator, sessions } = await evaluatorOverNoRules();
     try {
       // Outside the store's alphabet; a domain part that is not what any stream writes ('.!!' decodes to other text).
       for (const id of [
@@ -65,15 +72,9 @@ describe('session ids no session can have', () => {
 
 describe('session writes and execution records', () => {
   it('records each write unless told not to (KAFKA_RECORD_EXECUTIONS=false)', async () => {
-    const catalog = await RuleCatalog.open({ rules: { snapshot: async () => ({ revision: 1, rules: [] }) } });
-    const sessions = new MemorySessionStore();
     const recorded: string[] = [];
-    const evaluator = new SessionEvaluator({
-      catalog,
-      rulesets: { get: async () => undefined },
-      sessions,
+    const { evaluator, sessions } = await evaluatorOverNoRules({
       executions: { record: (execution) => void recorded.push(execution.execution_id) },
-      maxFacts: 10,
     });
     try {
       const first = await evaluator.addFactToImplicitSession('k', 'auth', 'f-1', {});
@@ -89,16 +90,7 @@ describe('session writes and execution records', () => {
 
 describe('a stream fact larger than any session may hold', () => {
   it('is refused SESSION_FULL naming the allowance, and makes no session for its key', async () => {
-    const catalog = await RuleCatalog.open({ rules: { snapshot: async () => ({ revision: 1, rules: [] }) } });
-    const sessions = new MemorySessionStore();
-    const evaluator = new SessionEvaluator({
-      catalog,
-      rulesets: { get: async () => undefined },
-      sessions,
-      executions: { record: () => undefined },
-      maxFacts: 10,
-      maxBytes: 1_024,
-    });
+    const { evaluator, sessions } = await evaluatorOverNoRules({ maxBytes: 1_024 });
     try {
       await expect(evaluator.addFactToImplicitSession('w', 'auth', 'f-1', { pad: 'x'.repeat(1_500) })).rejects.toMatchObject({
         code: 'SESSION_FULL',
