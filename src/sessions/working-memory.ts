@@ -159,7 +159,10 @@ export class WorkingMemory {
       }
     }
     const eventTimeMs = options.arrival === true && fact.eventTimeMs < this.watermark ? this.watermark : fact.eventTimeMs;
-    if (fact.seq === undefined || eventTimeMs !== fact.eventTimeMs) fact = { ...fact, eventTimeMs, seq: fact.seq ?? this.version + 1 };
+    if (fact.seq === undefined || eventTimeMs !== fact.eventTimeMs) {
+      // Spelled out rather than spread: one object shape for every held fact, and cheaper to make.
+      fact = { json: fact.json, eventTimeMs, contributions: fact.contributions, seq: fact.seq ?? this.version + 1 };
+    }
     if (old !== undefined) {
       this.#removeMembers(factId);
       this.weight -= factWeight(old);
@@ -433,9 +436,9 @@ function grow(partials: number[], value: number): number {
     if (lo !== 0) partials[kept++] = lo;
     x = hi;
   }
-  partials.length = kept;
   // A zero total is no partial: the last one, when any, is then the largest and carries the sum's sign.
-  if (Number.isFinite(x) && x !== 0) partials.push(x);
+  if (Number.isFinite(x) && x !== 0) partials[kept++] = x;
+  if (partials.length !== kept) partials.length = kept;
   return x;
 }
 
