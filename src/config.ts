@@ -447,20 +447,22 @@ type TopicVariable = 'KAFKA_FACTS_TOPIC' | 'KAFKA_RESULTS_TOPIC' | 'KAFKA_DLQ_TO
 
 /**
  * Two roles on one topic loop or mix messages: a dead letter on the facts topic is read back and dead-lettered again
- * without end, results on it are evaluated as facts, and the rule changelog is compacted.
+ * without end, results on it are evaluated as facts, and the rule changelog is compacted. A clash is reported on the
+ * variable that was set (the later one when both were).
  */
 function topicClashes(env: Readonly<Record<string, string | undefined>>): string[] {
-  // The changelog first: a clash with its default is reported on the variable that was set.
-  const roles = (['KAFKA_CHANGELOG_TOPIC', 'KAFKA_FACTS_TOPIC', 'KAFKA_RESULTS_TOPIC', 'KAFKA_DLQ_TOPIC'] as const).map(
-    (variable) => [variable, valid(env, variable)] as const,
-  );
-  const problems: string[] = [];
+  const variables = ['KAFKA_FACTS_TOPIC', 'KAFKA_RESULTS_TOPIC', 'KAFKA_DLQ_TOPIC', 'KAFKA_CHANGELOG_TOPIC'] as const;
+  const roles = variables.map((variable) => [variable, valid(env, variable)] as const);
+  const isSet = (variable: TopicVariable) => (env[variable] ?? '').trim() !== '';
+  const blamed = new Map<TopicVariable, string>();
   for (const [i, [variable, name]] of roles.entries()) {
     if (name === undefined) continue;
     const earlier = roles.slice(0, i).find(([, other]) => other === name);
-    if (earlier !== undefined) problems.push(`${variable}: must differ from ${earlier[0]} (both "${name}")`);
+    if (earlier === undefined) continue;
+    const [culprit, other] = isSet(variable) || !isSet(earlier[0]) ? [variable, earlier[0]] : [earlier[0], variable];
+    if (!blamed.has(culprit)) blamed.set(culprit, `${culprit}: must differ from ${other} (both "${name}")`);
   }
-  return problems;
+  return variables.flatMap((variable) => blamed.get(variable) ?? []);
 }
 
 function deepFreeze<T>(value: T): T {

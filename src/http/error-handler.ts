@@ -125,8 +125,9 @@ export function answerUnroutedRequests(server: Server): void {
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => server.emit('request', request, response));
   server.on('connect', (request: IncomingMessage, socket: Socket) => {
     const path = (request.url ?? '').split('?', 1)[0];
-    // Handed over, the socket is out of the server's timeouts: closed once the reply is out, whatever the client does.
-    socket.end(rawReply(404, routeNotFound('CONNECT', path ?? '')), () => socket.destroy());
+    // After the replies to requests pipelined before it; handed over, the socket is out of the server's timeouts, so it
+    // is closed once the reply is out, whatever the client does.
+    afterPendingReplies(socket, () => socket.end(rawReply(404, routeNotFound('CONNECT', path ?? '')), () => socket.destroy()));
   });
 }
 

@@ -543,10 +543,21 @@ describe('requests that are not valid HTTP, on a listening server', () => {
       return `POST /api/v1/rules HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
     };
     const names = ['p-1', 'p-2', 'p-3'].map((name) => `${name}-${randomUUID()}`);
-    for (const before of [[health], names.map(create)]) {
-      const replies = (await sendRaw(`${before.join('')}GARBAGE\r\n\r\n`)).split(/(?=HTTP\/1\.1 \d{3} )/);
-      expect(replies.map((reply) => reply.slice(9, 12))).toEqual([...before.map((request) => (request === health ? '200' : '201')), '400']);
-      expect(replies.at(-1)).toContain('{"detail":"The request is not valid HTTP/1.1.","error_code":"VALIDATION_ERROR"}');
+    const connectRequest = 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n';
+    for (const [before, last, status] of [
+      [[health], 'GARBAGE\r\n\r\n', '400'],
+      [names.slice(0, 2).map(create), 'GARBAGE\r\n\r\n', '400'],
+      // CONNECT hands the socket over: the replies before it go first there too.
+      [names.slice(2).map(create), connectRequest, '404'],
+    ] as const) {
+      const replies = (await sendRaw(`${before.join('')}${last}`)).split(/(?=HTTP\/1\.1 \d{3} )/);
+      expect(replies.map((reply) => reply.slice(9, 12))).toEqual([
+        ...before.map((request) => (request === health ? '200' : '201')),
+        status,
+      ]);
+      expect(replies.at(-1)).toContain(
+        status === '400' ? 'The request is not valid HTTP/1.1.' : 'Route CONNECT example.com:443 does not exist.',
+      );
     }
     const listed = await t.app.inject({ method: 'GET', url: '/api/v1/rules?domain=pipelined' });
     expect(listed.json().map((rule: { name: string }) => rule.name)).toEqual(names);
