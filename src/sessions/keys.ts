@@ -17,6 +17,11 @@ export interface SessionKeys {
    * copy a few writes behind reads only the facts they touched.
    */
   readonly log: string;
+  /**
+   * List: `<fact id> <fingerprint>` of the facts let go to make room in a full streaming session, oldest first, at most
+   * LET_GO_LENGTH; their changes stay in `changes`, so a redelivery of one answers as the duplicate it is.
+   */
+  readonly letGo: string;
 }
 
 /** Writes the log keeps; write-session.lua trims to this many. */
@@ -30,6 +35,7 @@ export function sessionKeys(prefix: string, id: string): SessionKeys {
     contributions: `${base}:contrib`,
     changes: `${base}:changes`,
     log: `${base}:log`,
+    letGo: `${base}:letgo`,
   };
 }
 

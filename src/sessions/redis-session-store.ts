@@ -25,7 +25,7 @@ import {
   type SessionSnapshot,
   type SessionStore,
 } from './session-store.ts';
-import { factWeight, type StoredFact, WorkingMemory } from './working-memory.ts';
+import { factWeight, LET_GO_LENGTH, type StoredFact, WorkingMemory } from './working-memory.ts';
 import { WriteFrequency } from './write-frequency.ts';
 
 export interface RedisSessionStoreOptions {
@@ -230,7 +230,7 @@ export class RedisSessionStore implements SessionStore {
     const keys = sessionKeys(this.#prefix, input.id);
     const created = await this.#run(
       'sessionCreate',
-      [keys.meta, keys.log, keys.facts, keys.contributions, keys.changes],
+      [keys.meta, keys.log, keys.facts, keys.contributions, keys.changes, keys.letGo],
       [input.rulesetId, String(input.now), String(input.now + ttlMs), String(ttlMs), this.#nextStamp()],
     );
     if (created !== 1) throw sessionExists(input.id);
@@ -274,6 +274,7 @@ export class RedisSessionStore implements SessionStore {
         keys.contributions,
         keys.changes,
         keys.log,
+        keys.letGo,
         legacy.totals,
         legacy.accumulators,
         ...accumulatorIds.flatMap(legacy.perAccumulator),
@@ -316,7 +317,8 @@ export class RedisSessionStore implements SessionStore {
       // The facts that made room leave in the same script call as the add (held back from a group of their own), so
       // Redis applies all or none of them; the add's reply answers for them.
       for (const evicted of outcome.evicted) {
-        this.#write(id, session, input, 'retract', input.now, evicted, fired, aggregates, [], true).catch(() => undefined);
+        const fingerprint = memory.letGoFingerprint(evicted) ?? '';
+        this.#write(id, session, input, 'evict', input.now, evicted, fired, aggregates, [fingerprint], true).catch(() => undefined);
       }
       return {
         reply: this.#write(id, session, input, 'add', input.now, input.factId, fired, aggregates, extra),
@@ -417,22 +419,24 @@ export class RedisSessionStore implements SessionStore {
   /** Reads the session's facts, contribution records and stamp in one step (read-session.lua) and caches the working memory. */
   async #load(id: string): Promise<CachedSession | undefined> {
     const keys = sessionKeys(this.#prefix, id);
-    const reply = asArray(await this.#run('sessionRead', [keys.meta, keys.facts, keys.contributions], [])) as string[];
-    if (reply.length < 5) return undefined;
+    const reply = asArray(await this.#run('sessionRead', [keys.meta, keys.facts, keys.contributions, keys.letGo], [])) as string[];
+    if (reply.length < 6) return undefined;
     const facts = new Map<string, StoredFact>();
-    for (let i = 5; i + 2 < reply.length; i += 3) {
+    for (let i = FACTS_FROM; i + 2 < reply.length; i += 3) {
       facts.set(reply[i] as string, storedFact(reply[i + 1] as string, reply[i + 2] || undefined));
     }
-    const [, stamp, version, watermark, fired] = reply;
+    const [, stamp, version, watermark, fired, letGo] = reply;
+    const memory = new WorkingMemory(facts, Number(version || 0), watermark ? Number(watermark) : Number.NEGATIVE_INFINITY);
+    memory.rememberLetGo(parseLetGo(letGo ?? ''));
     const session: CachedSession = {
-      memory: new WorkingMemory(facts, Number(version || 0), watermark ? Number(watermark) : Number.NEGATIVE_INFINITY),
+      memory,
       stamp: stamp ?? '',
       fired: parseFired(fired || '[]'),
       inFlight: 0,
       pending: [],
       base: '',
       baseWatermark: Number.NEGATIVE_INFINITY,
-      keys: [keys.meta, keys.facts, keys.contributions, keys.changes, keys.log],
+      keys: [keys.meta, keys.facts, keys.contributions, keys.changes, keys.log, keys.letGo],
     };
     this.#forget(id);
     this.#reads += 1;
@@ -479,7 +483,7 @@ export class RedisSessionStore implements SessionStore {
     id: string,
     session: CachedSession,
     under: Evaluated,
-    kind: 'add' | 'retract',
+    kind: 'add' | 'retract' | 'evict',
     now: number,
     factId: string,
     fired: readonly number[],
@@ -553,6 +557,7 @@ export class RedisSessionStore implements SessionStore {
       stores === undefined ? '' : aggregatesJson(stores.aggregates),
       Number.isFinite(session.baseWatermark) ? String(session.baseWatermark) : '',
       ...revisionRange(batch),
+      String(LET_GO_LENGTH),
     ];
     for (const write of batch) {
       args.push(...write.args);
@@ -597,7 +602,7 @@ export class RedisSessionStore implements SessionStore {
     const { memory } = session;
     const before = memory.weight;
     const watermark = reply[3] === '' || reply[3] === undefined ? memory.watermark : Math.max(memory.watermark, Number(reply[3]));
-    for (let i = 5; i + 2 < reply.length; i += 3) {
+    for (let i = FACTS_FROM; i + 2 < reply.length; i += 3) {
       const factId = reply[i] as string;
       const json = reply[i + 1] ?? '';
       // Redis's record replaces the copy's even for the same JSON: the copy may have worked it out at another event time.
@@ -605,6 +610,7 @@ export class RedisSessionStore implements SessionStore {
       if (json !== '') memory.add(factId, storedFact(json, reply[i + 2] || undefined), specs, watermark, Number.POSITIVE_INFINITY);
     }
     memory.version = Number(reply[2]);
+    memory.rememberLetGo(parseLetGo(reply[5] ?? ''));
     session.stamp = reply[1] ?? '';
     session.fired = parseFired(reply[4] ?? '[]');
     this.#weigh(id, session, memory.weight - before);
@@ -672,6 +678,18 @@ async function backOff(id: string, attempt: number): Promise<void> {
 function revisionRange(batch: readonly PendingWrite[]): [string, string] {
   const revisions = batch.map((write) => write.revision).filter((revision) => revision !== undefined);
   return revisions.length === 0 ? ['', ''] : [String(Math.min(...revisions)), String(Math.max(...revisions))];
+}
+
+/** Where the facts of read-session.lua's and a BEHIND answer start: after the meta fields and the facts let go. */
+const FACTS_FROM = 6;
+
+/** The facts let go as Redis lists them (`<fact id> <fingerprint>` lines, oldest first). */
+function parseLetGo(text: string): [string, string][] {
+  if (text === '') return [];
+  return text.split('\n').map((line) => {
+    const space = line.indexOf(' ');
+    return [line.slice(0, space), line.slice(space + 1)];
+  });
 }
 
 /** A stored fact back from its JSON and contribution record (absent: it contributes nothing). */

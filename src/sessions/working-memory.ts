@@ -27,8 +27,17 @@ export type AddOutcome =
    * larger than maxBytes alone: nothing was applied.
    */
   | { readonly kind: 'full'; readonly by: FullBy }
-  /** `stored`: the fact as kept, its arrival time settled; `evicted`: the oldest facts that left to make room. */
-  | { readonly kind: 'added'; readonly old: StoredFact | undefined; readonly stored: StoredFact; readonly evicted: readonly string[] };
+  /**
+   * `stored`: the fact as kept, its arrival time settled; `evicted`: the oldest facts that left to make room;
+   * `forgotten`: facts let go earlier that the list of those let go no longer holds (their changes may go).
+   */
+  | {
+      readonly kind: 'added';
+      readonly old: StoredFact | undefined;
+      readonly stored: StoredFact;
+      readonly evicted: readonly string[];
+      readonly forgotten: readonly string[];
+    };
 
 /** What a refused add was over: the fact count, the session's bytes with it, or the byte allowance by itself. */
 export type FullBy = 'facts' | 'bytes' | 'fact';
@@ -89,6 +98,19 @@ interface AccumulatorState {
 /** A fact's JSON weighs one more fact in a cache for every this many characters: its heap grows with its text. */
 export const FACT_WEIGHT_CHARACTERS = 4_096;
 
+/**
+ * Facts let go to make room that a session remembers (the latest): a redelivery of one of them (a Kafka run replayed
+ * after a crash, up to two runs of 1,000 messages) answers as a duplicate instead of coming back as a new fact.
+ */
+export const LET_GO_LENGTH = 2_000;
+
+/** Tells a redelivered fact from a new one under the same id without keeping its JSON: length and FNV-1a hash. */
+export function fingerprintOf(json: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < json.length; i += 1) hash = Math.imul(hash ^ json.charCodeAt(i), 0x01000193);
+  return `${json.length.toString(36)}.${(hash >>> 0).toString(36)}`;
+}
+
 /** One, plus one per FACT_WEIGHT_CHARACTERS of JSON: about 3 KB of heap a unit, as a typical cached fact takes. */
 export function factWeight(fact: StoredFact): number {
   return 1 + Math.floor(fact.json.length / FACT_WEIGHT_CHARACTERS);
@@ -107,6 +129,8 @@ export class WorkingMemory {
   readonly #states = new Map<string, AccumulatorState>();
   /** Per fact id, the members it counts as (one object per fact, not one map entry per fact and accumulator). */
   readonly #members = new Map<string, Member[]>();
+  /** Facts let go to make room, oldest first: fact id -> fingerprint of its JSON (at most LET_GO_LENGTH). */
+  readonly #letGo = new Map<string, string>();
   /** The states of the specs array last passed, in its order (callers pass the same array write after write). */
   #bound: { readonly specs: readonly AccumulatorSpec[]; readonly states: readonly AccumulatorState[] } | undefined;
 
@@ -136,13 +160,15 @@ export class WorkingMemory {
   ): AddOutcome {
     const old = this.facts.get(factId);
     let fact = arriving;
-    if (old?.json === fact.json) {
+    // The same fact again, held or let go to make room since (a redelivery): nothing to apply.
+    if (old?.json === fact.json || (old === undefined && this.#letGo.size > 0 && this.#letGo.get(factId) === fingerprintOf(fact.json))) {
       this.#advance(specs, now);
       return { kind: 'duplicate' };
     }
     // Time moves on even for a refused add: every write that reaches the session brings its now.
     this.#advance(specs, now);
     const evicted: string[] = [];
+    const forgotten: string[] = [];
     const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
     // A fact larger than the whole allowance could not be held whatever left.
     if (fact.json.length > maxBytes) return { kind: 'full', by: 'fact' };
@@ -150,12 +176,12 @@ export class WorkingMemory {
     const overFacts = old === undefined && this.facts.size >= maxFacts;
     if (overFacts || this.bytes + growth > maxBytes) {
       if (options.evictOldest !== true) return { kind: 'full', by: overFacts ? 'facts' : 'bytes' };
-      if (overFacts) for (const oldest of this.#oldestFactIds(this.facts.size - maxFacts + 1)) this.#evict(oldest, evicted);
+      if (overFacts) for (const oldest of this.#oldestFactIds(this.facts.size - maxFacts + 1)) this.#evict(oldest, evicted, forgotten);
       // Then the oldest of the others, one at a time, until the fact fits; the fact it replaces is not one of them.
       while (this.bytes + growth > maxBytes) {
         const [oldest] = this.#oldestFactIds(1, factId);
         if (oldest === undefined) break;
-        this.#evict(oldest, evicted);
+        this.#evict(oldest, evicted, forgotten);
       }
     }
     const eventTimeMs = options.arrival === true && fact.eventTimeMs < this.watermark ? this.watermark : fact.eventTimeMs;
@@ -180,7 +206,7 @@ export class WorkingMemory {
     }
     if (members.length > 0) this.#members.set(factId, members);
     this.version += 1;
-    return { kind: 'added', old, stored: fact, evicted };
+    return { kind: 'added', old, stored: fact, evicted, forgotten };
   }
 
   /**
@@ -208,10 +234,36 @@ export class WorkingMemory {
     return old;
   }
 
-  /** Lets a fact go to make room (a retraction the add's write carries). */
-  #evict(factId: string, evicted: string[]): void {
-    this.#remove(factId, this.facts.get(factId) as StoredFact);
+  /** Lets a fact go to make room (a write the add's call carries), remembering it among those let go. */
+  #evict(factId: string, evicted: string[], forgotten: string[]): void {
+    const fact = this.facts.get(factId) as StoredFact;
+    this.#remove(factId, fact);
     evicted.push(factId);
+    this.#letGo.delete(factId);
+    this.#letGo.set(factId, fingerprintOf(fact.json));
+    if (this.#letGo.size > LET_GO_LENGTH) {
+      const [oldest] = this.#letGo.keys() as MapIterator<string>;
+      this.#letGo.delete(oldest as string);
+      forgotten.push(oldest as string);
+    }
+  }
+
+  /** The fingerprint of a fact let go to make room; undefined for any other. */
+  letGoFingerprint(factId: string): string | undefined {
+    return this.#letGo.get(factId);
+  }
+
+  /** Takes the facts let go as a store lists them (oldest first), in place of those this copy knew of. */
+  rememberLetGo(entries: Iterable<readonly [string, string]>): void {
+    this.#letGo.clear();
+    for (const [factId, fingerprint] of entries) {
+      this.#letGo.delete(factId);
+      this.#letGo.set(factId, fingerprint);
+    }
+    for (const factId of this.#letGo.keys()) {
+      if (this.#letGo.size <= LET_GO_LENGTH) break;
+      this.#letGo.delete(factId);
+    }
   }
 
   /** Takes a held fact out with its contributions, its weight and its bytes: one more version. */

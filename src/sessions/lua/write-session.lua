@@ -11,22 +11,25 @@
   A call whose writes were evaluated under an older rules revision than the last stored write's is refused (RULES):
   the instance loads the newer rules and works the writes out again, so a session never goes back to older rules.
 
-  KEYS: [1] meta, [2] facts, [3] contributions, [4] changes, [5] log.
+  KEYS: [1] meta, [2] facts, [3] contributions, [4] changes, [5] log, [6] facts let go.
   ARGV: [1] stamp the copy held before the first write, [2] log length to keep, [3] fired rule ids JSON and
         [4] aggregates JSON after the last add or retract of the call ('' when it has none), [5] the copy's watermark
         once its first write was worked out ('' when it has none), [6] and [7] the lowest and highest rules revision
-        the call's writes were evaluated under ('' for no check), then seven per write:
-        kind, now (epoch ms, the writer's clock), fact id, and for add and retract the new stamp; for add also: fact
-        JSON, contribution record JSON {"t": "<event ms>", "s": "<seq>", "c": [["<accumulator id>", "<value>"], ...]}, fired-set
-        change JSON ('' where unused).
-  Kinds: 'add' stores the fact, its contribution record and change; 'retract' removes all three; both log the write and
-        bump the version, and the last of them stores its stamp, the fired set and the aggregates (as of the watermark).
+        the call's writes were evaluated under ('' for no check), [8] how many facts let go to keep, then seven per
+        write: kind, now (epoch ms, the writer's clock), fact id, and for add, retract and evict the new stamp; for add
+        also: fact JSON, contribution record JSON {"t": "<event ms>", "s": "<seq>", "c": [["<accumulator id>",
+        "<value>"], ...]}, fired-set change JSON; for evict also the fact JSON's fingerprint ('' where unused).
+  Kinds: 'add' stores the fact, its contribution record and change; 'retract' removes all three; 'evict' (a fact let
+        go to make room) removes the fact and its record but keeps its change, and lists it among the facts let go
+        (oldest first; past ARGV[8] the oldest leave, with their change unless the fact is held again), so a redelivery
+        of it answers as a duplicate; all three log the write and bump the version, and the last of them stores its
+        stamp, the fired set and the aggregates (as of the watermark).
         'touch' (a duplicate add) returns the change stored for its fact id; 'check' (a refused add, a retraction of an
         absent fact) stores nothing of its own. Every write moves the watermark (the latest now any write brought);
         all but 'check' refresh the TTL.
   Output: {'NOT_FOUND'} | {'STALE'} | {'RULES', the stored rules revision}
-        | {'BEHIND', stamp, version, watermark or '', fired JSON, then per fact written since the copy's stamp:
-           fact id, fact JSON or '' (gone), contribution record or ''}
+        | {'BEHIND', stamp, version, watermark or '', fired JSON, the facts let go (as read-session.lua gives them),
+           then per fact written since the copy's stamp: fact id, fact JSON or '' (gone), contribution record or ''}
         | {'OK', then per write: the stored change JSON for a touch, else ''}.
 
   TTLs: writes refresh every key's TTL to ttl_ms + ttl_ms / 16 (and meta expires_at to that past the latest now among
@@ -37,7 +40,7 @@
 ]]
 
 local WRITE = 7
-local FIRST = 8
+local FIRST = 9
 local writes = (#ARGV - FIRST + 1) / WRITE
 
 -- One read for existence (ttl_ms is always set), expiry, stamp, version, watermark and rules revision.
@@ -51,7 +54,7 @@ if stored_revision and lowest_revision and stored_revision > lowest_revision the
 local stores = false
 for i = 0, writes - 1 do
   local kind = ARGV[FIRST + WRITE * i]
-  if kind == 'add' or kind == 'retract' then stores = true end
+  if kind == 'add' or kind == 'retract' or kind == 'evict' then stores = true end
 end
 -- A touch answers with aggregates the copy worked out: from a late copy they would be of windows that had not moved yet.
 local answers = stores
@@ -85,7 +88,8 @@ if (meta[3] or '') ~= ARGV[1] or late then
     end
   end
   local now_meta = redis.call('HMGET', KEYS[1], 'stamp', 'version', 'watermark', 'fired')
-  local out = { 'BEHIND', now_meta[1] or '', now_meta[2] or '0', now_meta[3] or '', now_meta[4] or '[]' }
+  local out = { 'BEHIND', now_meta[1] or '', now_meta[2] or '0', now_meta[3] or '', now_meta[4] or '[]',
+    table.concat(redis.call('LRANGE', KEYS[6], 0, -1), '\n') }
   for _, id in ipairs(ids) do
     out[#out + 1] = id
     out[#out + 1] = redis.call('HGET', KEYS[2], id) or ''
@@ -113,8 +117,19 @@ for i = 0, writes - 1 do
     redis.call('HDEL', KEYS[2], fact_id)
     redis.call('HDEL', KEYS[3], fact_id)
     redis.call('HDEL', KEYS[4], fact_id)
+  elseif kind == 'evict' then
+    redis.call('HDEL', KEYS[2], fact_id)
+    redis.call('HDEL', KEYS[3], fact_id)
+    local over = redis.call('RPUSH', KEYS[6], fact_id .. ' ' .. ARGV[at + 4]) - tonumber(ARGV[8])
+    if over > 0 then
+      for _, entry in ipairs(redis.call('LRANGE', KEYS[6], 0, over - 1)) do
+        local gone = string.sub(entry, 1, string.find(entry, ' ', 1, true) - 1)
+        if redis.call('HEXISTS', KEYS[2], gone) == 0 then redis.call('HDEL', KEYS[4], gone) end
+      end
+      redis.call('LTRIM', KEYS[6], over, -1)
+    end
   end
-  if kind == 'add' or kind == 'retract' then
+  if kind == 'add' or kind == 'retract' or kind == 'evict' then
     redis.call('RPUSH', KEYS[5], ARGV[at + 3] .. ' ' .. fact_id)
     version = version + 1
     last = at
@@ -146,13 +161,13 @@ if latest then
   -- keep their writes from refreshing until the session expired under them.
   local left = redis.call('PTTL', KEYS[1])
   -- Less than a whole TTL left: the session must live ttl_ms past this write, and ttl_ms / 16 more spares the next
-  -- writes of that stretch the five PEXPIREs.
+  -- writes of that stretch the six PEXPIREs.
   if left < ttl_ms then
     local refreshed = ttl_ms + math.floor(ttl_ms / 16)
     redis.call('HSET', KEYS[1], 'expires_at', string.format('%.17g', latest + refreshed))
-    for i = 1, 5 do redis.call('PEXPIRE', KEYS[i], refreshed) end
+    for i = 1, 6 do redis.call('PEXPIRE', KEYS[i], refreshed) end
   elseif left > 0 then
-    for i = 2, 5 do redis.call('PEXPIRE', KEYS[i], left) end
+    for i = 2, 6 do redis.call('PEXPIRE', KEYS[i], left) end
   end
 end
 return out

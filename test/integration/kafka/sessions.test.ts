@@ -533,6 +533,37 @@ describe('Kafka sessions: KAFKA_STREAMING on a key whose session is full', () =>
     const session = await harness.service.app.inject({ method: 'GET', url: '/api/v1/sessions/stream:auth:user-9' });
     expect(session.json()).toMatchObject({ fact_count: 3, active_rules: [lock] });
   });
+
+  it('answers a run sent again (a replay after a crash) as duplicates, facts let go included, reporting the first changes', async () => {
+    const base = Date.now();
+    const types = ['login_failed', 'login_failed', 'login_failed', 'login_ok', 'login_ok', 'login_ok'];
+    const run = types.map((type, index) => ({
+      key: 'user-10',
+      value: JSON.stringify({ facts: { type, timestamp: base + index }, domain: 'auth', fact_id: `m-${index}` }),
+      headers: { step: String(index) },
+      partition: 0,
+    }));
+    // First pass: the third failure locks (m-2), the first ok unlocks (m-3); the oks let the failures go.
+    await produce(harness.kafka, harness.topics.facts, run);
+    const first = await harness.reader.waitFor(harness.topics.results, 3);
+    const ours = (messages: typeof first) =>
+      messages.map((message) => parse<SessionResultMessage>(message)).filter((result) => result.session_id === 'stream:auth:user-10');
+    expect(ours(first).map(({ fact_id, activated, deactivated, duplicate }) => ({ fact_id, activated, deactivated, duplicate }))).toEqual([
+      { fact_id: 'm-2', activated: [lock], deactivated: [], duplicate: false },
+      { fact_id: 'm-3', activated: [], deactivated: [lock], duplicate: false },
+    ]);
+    const before = (await harness.service.app.inject({ method: 'GET', url: '/api/v1/sessions/stream:auth:user-10' })).json();
+    // The same run again, as the next owner reads it after a crash: m-0..m-2 were let go meanwhile.
+    await produce(harness.kafka, harness.topics.facts, run);
+    expect(await eventually(async () => (await harness.service.pipeline.lag()) === 0)).toBe(true);
+    const again = ours(await harness.reader.waitFor(harness.topics.results, 5)).slice(2);
+    expect(again.map(({ fact_id, activated, deactivated, duplicate }) => ({ fact_id, activated, deactivated, duplicate }))).toEqual([
+      { fact_id: 'm-2', activated: [lock], deactivated: [], duplicate: true },
+      { fact_id: 'm-3', activated: [], deactivated: [lock], duplicate: true },
+    ]);
+    const after = (await harness.service.app.inject({ method: 'GET', url: '/api/v1/sessions/stream:auth:user-10' })).json();
+    expect(after).toMatchObject({ version: before.version, facts: before.facts, active_rules: [] });
+  });
 });
 
 describe('Kafka sessions: Redis outage', () => {

@@ -425,6 +425,48 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
       }
     });
 
+    it('answers a redelivery of a fact let go to make room as the duplicate it is, on every client; the same id with a new fact is new', async () => {
+      const id = await created();
+      const add = (client: SessionStore, factId: string, amount: number, fire: (aggregates: unknown) => number[] = none) =>
+        client.addFact(id, {
+          factId,
+          fact: { amount },
+          eventTimeMs: T0 + Number(factId.slice(1)) * MINUTE,
+          contributions: spend(amount),
+          specs: SPECS,
+          now: T0 + 10 * MINUTE,
+          maxFacts: 2,
+          fire,
+          evictOldest: true,
+        });
+      // f1 turned rule 9 on; f3 let f1 go.
+      expect((await add(store, 'f1', 10, firing([9])))?.change).toEqual({ activated: [9], deactivated: [] });
+      await add(store, 'f2', 20, firing([9]));
+      await add(store, 'f3', 30, firing([9]));
+      const before = await store.get(id);
+      expect(Object.keys(before?.facts ?? {}).sort()).toEqual(['f2', 'f3']);
+      // A replayed run sends f1 again: nothing is applied, and the change its first write caused is reported again.
+      const other = await harness.open();
+      try {
+        for (const client of [store, other]) {
+          expect(await add(client, 'f1', 10, firing([]))).toMatchObject({
+            duplicate: true,
+            factCount: 2,
+            version: before?.version,
+            change: { activated: [9], deactivated: [] },
+          });
+        }
+        expect(await other.get(id)).toMatchObject({ version: before?.version, facts: before?.facts });
+        // A different fact under that id is a new one: applied, letting the oldest go.
+        expect(await add(other, 'f1', 15, firing([9]))).toMatchObject({ duplicate: false, factCount: 2 });
+        expect(Object.keys((await store.get(id))?.facts ?? {}).sort()).toEqual(['f1', 'f3']);
+        // The first client learns of f2 let go by the other's write (with Redis, as its copy catches up): a duplicate.
+        expect(await add(store, 'f2', 20, firing([9]))).toMatchObject({ duplicate: true, factCount: 2 });
+      } finally {
+        await other.close();
+      }
+    });
+
     it('refuses a write evaluated under older rules than the session was last written under, and stores nothing of it', async () => {
       const id = await created();
       const other = await harness.open();

@@ -24,6 +24,7 @@ describe('session keys', () => {
       contributions: 'p:session:{x}:contrib',
       changes: 'p:session:{x}:changes',
       log: 'p:session:{x}:log',
+      letGo: 'p:session:{x}:letgo',
     });
     const legacy = legacySessionKeys('p:', 'x');
     expect([legacy.totals, legacy.accumulators]).toEqual(['p:session:{x}:totals', 'p:session:{x}:accs']);

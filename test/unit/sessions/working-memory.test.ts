@@ -286,11 +286,23 @@ describe('WorkingMemory', () => {
     const fact = (json: string): StoredFact => ({ json, eventTimeMs: 0, contributions: [['n', 1]] });
     // Each fact is stored with the version its add made.
     const held = (json: string, seq: number): StoredFact => ({ ...fact(json), seq });
-    expect(memory.add('a', fact('1'), specs, 0, 2)).toEqual({ kind: 'added', old: undefined, stored: held('1', 1), evicted: [] });
+    expect(memory.add('a', fact('1'), specs, 0, 2)).toEqual({
+      kind: 'added',
+      old: undefined,
+      stored: held('1', 1),
+      evicted: [],
+      forgotten: [],
+    });
     expect(memory.add('a', fact('1'), specs, 0, 2)).toEqual({ kind: 'duplicate' });
     expect(memory.add('b', fact('2'), specs, 0, 2).kind).toBe('added');
     expect(memory.add('c', fact('3'), specs, 0, 2)).toEqual({ kind: 'full', by: 'facts' });
-    expect(memory.add('b', fact('22'), specs, 0, 2)).toEqual({ kind: 'added', old: held('2', 2), stored: held('22', 3), evicted: [] });
+    expect(memory.add('b', fact('22'), specs, 0, 2)).toEqual({
+      kind: 'added',
+      old: held('2', 2),
+      stored: held('22', 3),
+      evicted: [],
+      forgotten: [],
+    });
     expect(memory.version).toBe(3);
     expect(memory.aggregates(specs)).toEqual({ n: 2 });
     expect(memory.retract('b', specs, 0)).toEqual(held('22', 3));
