@@ -18,10 +18,12 @@ export interface SessionKeys {
    */
   readonly log: string;
   /**
-   * List: `<fact id> <fingerprint>` of the facts let go to make room in a full streaming session, oldest first, at most
-   * LET_GO_LENGTH; their changes stay in `changes`, so a redelivery of one answers as the duplicate it is.
+   * Sorted set: fact id by the version its leaving made, of the facts let go to make room in a full streaming session
+   * (at most LET_GO_LENGTH); their changes stay in `changes`, so a redelivery of one answers as the duplicate it is.
    */
   readonly letGo: string;
+  /** Hash: fact id -> fingerprint of its JSON (fingerprintOf), for each fact in `letGo`. */
+  readonly letGoPrints: string;
 }
 
 /** Writes the log keeps; write-session.lua trims to this many. */
@@ -36,6 +38,7 @@ export function sessionKeys(prefix: string, id: string): SessionKeys {
     changes: `${base}:changes`,
     log: `${base}:log`,
     letGo: `${base}:letgo`,
+    letGoPrints: `${base}:letgoprints`,
   };
 }
 

@@ -230,7 +230,7 @@ export class RedisSessionStore implements SessionStore {
     const keys = sessionKeys(this.#prefix, input.id);
     const created = await this.#run(
       'sessionCreate',
-      [keys.meta, keys.log, keys.facts, keys.contributions, keys.changes, keys.letGo],
+      [keys.meta, keys.log, keys.facts, keys.contributions, keys.changes, keys.letGo, keys.letGoPrints],
       [input.rulesetId, String(input.now), String(input.now + ttlMs), String(ttlMs), this.#nextStamp()],
     );
     if (created !== 1) throw sessionExists(input.id);
@@ -275,6 +275,7 @@ export class RedisSessionStore implements SessionStore {
         keys.changes,
         keys.log,
         keys.letGo,
+        keys.letGoPrints,
         legacy.totals,
         legacy.accumulators,
         ...accumulatorIds.flatMap(legacy.perAccumulator),
@@ -419,7 +420,9 @@ export class RedisSessionStore implements SessionStore {
   /** Reads the session's facts, contribution records and stamp in one step (read-session.lua) and caches the working memory. */
   async #load(id: string): Promise<CachedSession | undefined> {
     const keys = sessionKeys(this.#prefix, id);
-    const reply = asArray(await this.#run('sessionRead', [keys.meta, keys.facts, keys.contributions, keys.letGo], [])) as string[];
+    const reply = asArray(
+      await this.#run('sessionRead', [keys.meta, keys.facts, keys.contributions, keys.letGo, keys.letGoPrints], []),
+    ) as string[];
     if (reply.length < 6) return undefined;
     const facts = new Map<string, StoredFact>();
     for (let i = FACTS_FROM; i + 2 < reply.length; i += 3) {
@@ -436,7 +439,7 @@ export class RedisSessionStore implements SessionStore {
       pending: [],
       base: '',
       baseWatermark: Number.NEGATIVE_INFINITY,
-      keys: [keys.meta, keys.facts, keys.contributions, keys.changes, keys.log, keys.letGo],
+      keys: [keys.meta, keys.facts, keys.contributions, keys.changes, keys.log, keys.letGo, keys.letGoPrints],
     };
     this.#forget(id);
     this.#reads += 1;
@@ -607,7 +610,9 @@ export class RedisSessionStore implements SessionStore {
       const json = reply[i + 1] ?? '';
       // Redis's record replaces the copy's even for the same JSON: the copy may have worked it out at another event time.
       memory.retract(factId, specs, watermark);
-      if (json !== '') memory.add(factId, storedFact(json, reply[i + 2] || undefined), specs, watermark, Number.POSITIVE_INFINITY);
+      if (json !== '') {
+        memory.add(factId, storedFact(json, reply[i + 2] || undefined), specs, watermark, Number.POSITIVE_INFINITY, { known: true });
+      }
     }
     memory.version = Number(reply[2]);
     memory.rememberLetGo(parseLetGo(reply[5] ?? ''));

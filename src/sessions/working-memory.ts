@@ -1,5 +1,6 @@
 // One session's facts and running aggregates in process memory: the in-process store keeps its sessions in it, the
 // Redis store caches them in it, so both answer every write the same way.
+import { createHash } from 'node:crypto';
 import { aggregateValue } from './aggregate-value.ts';
 import { MinHeap } from './min-heap.ts';
 import type { AccumulatorSpec, Aggregates } from './session-store.ts';
@@ -50,6 +51,8 @@ export interface AddOptions {
   readonly evictOldest?: boolean;
   /** Most characters of fact JSON the session may hold; no limit when absent. */
   readonly maxBytes?: number;
+  /** A fact the store holds, applied to a copy catching up: never taken for the redelivery of one let go. */
+  readonly known?: boolean;
 }
 
 /** One fact counted in one accumulator; it stops counting for good once `live` is false. */
@@ -104,11 +107,12 @@ export const FACT_WEIGHT_CHARACTERS = 4_096;
  */
 export const LET_GO_LENGTH = 2_000;
 
-/** Tells a redelivered fact from a new one under the same id without keeping its JSON: length and FNV-1a hash. */
+/** Facts let go that weigh as much as one held fact in a cache of copies (about 130 bytes of heap each). */
+const LET_GO_PER_WEIGHT = 16;
+
+/** Tells a redelivered fact from a new one under the same id without keeping its JSON: 132 bits of its SHA-256. */
 export function fingerprintOf(json: string): string {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < json.length; i += 1) hash = Math.imul(hash ^ json.charCodeAt(i), 0x01000193);
-  return `${json.length.toString(36)}.${(hash >>> 0).toString(36)}`;
+  return createHash('sha256').update(json).digest('base64url').slice(0, 22);
 }
 
 /** One, plus one per FACT_WEIGHT_CHARACTERS of JSON: about 3 KB of heap a unit, as a typical cached fact takes. */
@@ -118,8 +122,8 @@ export function factWeight(fact: StoredFact): number {
 
 export class WorkingMemory {
   readonly facts: Map<string, StoredFact>;
-  /** The facts' weight (factWeight summed): what a cache of copies bounds. */
-  weight = 0;
+  /** The facts' weight (factWeight summed). */
+  #factsWeight = 0;
   /** Characters of the facts' JSON: what RULES_SESSION_MAX_BYTES bounds. */
   bytes = 0;
   /** Bumped by every applied add or retract. */
@@ -139,9 +143,14 @@ export class WorkingMemory {
     this.version = version;
     this.watermark = watermark;
     for (const fact of facts.values()) {
-      this.weight += factWeight(fact);
+      this.#factsWeight += factWeight(fact);
       this.bytes += fact.json.length;
     }
+  }
+
+  /** What a cache of copies bounds: the facts' weight, and one more for every LET_GO_PER_WEIGHT facts let go. */
+  get weight(): number {
+    return this.#factsWeight + Math.floor(this.#letGo.size / LET_GO_PER_WEIGHT);
   }
 
   /**
@@ -160,8 +169,11 @@ export class WorkingMemory {
   ): AddOutcome {
     const old = this.facts.get(factId);
     let fact = arriving;
-    // The same fact again, held or let go to make room since (a redelivery): nothing to apply.
-    if (old?.json === fact.json || (old === undefined && this.#letGo.size > 0 && this.#letGo.get(factId) === fingerprintOf(fact.json))) {
+    // The same fact again, held or let go to make room since (a redelivery): nothing to apply. A fact the store holds
+    // (`known`) is applied whatever the facts let go say: it came back after it was let go.
+    const redelivered =
+      old === undefined && options.known !== true && this.#letGo.size > 0 && this.#letGo.get(factId) === fingerprintOf(fact.json);
+    if (old?.json === fact.json || redelivered) {
       this.#advance(specs, now);
       return { kind: 'duplicate' };
     }
@@ -191,11 +203,11 @@ export class WorkingMemory {
     }
     if (old !== undefined) {
       this.#removeMembers(factId);
-      this.weight -= factWeight(old);
+      this.#factsWeight -= factWeight(old);
       this.bytes -= old.json.length;
     }
     this.facts.set(factId, fact);
-    this.weight += factWeight(fact);
+    this.#factsWeight += factWeight(fact);
     this.bytes += fact.json.length;
     const members: Member[] = [];
     for (const [accumulatorId, value] of fact.contributions) {
@@ -270,7 +282,7 @@ export class WorkingMemory {
   #remove(factId: string, fact: StoredFact): void {
     this.#removeMembers(factId);
     this.facts.delete(factId);
-    this.weight -= factWeight(fact);
+    this.#factsWeight -= factWeight(fact);
     this.bytes -= fact.json.length;
     this.version += 1;
   }

@@ -11,7 +11,8 @@
   A call whose writes were evaluated under an older rules revision than the last stored write's is refused (RULES):
   the instance loads the newer rules and works the writes out again, so a session never goes back to older rules.
 
-  KEYS: [1] meta, [2] facts, [3] contributions, [4] changes, [5] log, [6] facts let go.
+  KEYS: [1] meta, [2] facts, [3] contributions, [4] changes, [5] log, [6] facts let go (sorted set: fact id by the
+        version its leaving made), [7] their fingerprints (hash).
   ARGV: [1] stamp the copy held before the first write, [2] log length to keep, [3] fired rule ids JSON and
         [4] aggregates JSON after the last add or retract of the call ('' when it has none), [5] the copy's watermark
         once its first write was worked out ('' when it has none), [6] and [7] the lowest and highest rules revision
@@ -20,10 +21,11 @@
         also: fact JSON, contribution record JSON {"t": "<event ms>", "s": "<seq>", "c": [["<accumulator id>",
         "<value>"], ...]}, fired-set change JSON; for evict also the fact JSON's fingerprint ('' where unused).
   Kinds: 'add' stores the fact, its contribution record and change; 'retract' removes all three; 'evict' (a fact let
-        go to make room) removes the fact and its record but keeps its change, and lists it among the facts let go
-        (oldest first; past ARGV[8] the oldest leave, with their change unless the fact is held again), so a redelivery
-        of it answers as a duplicate; all three log the write and bump the version, and the last of them stores its
-        stamp, the fired set and the aggregates (as of the watermark).
+        go to make room) removes the fact and its record but keeps its change, and lists it among the facts let go with
+        its fingerprint (once per fact id: let go again, it moves to the end; past ARGV[8] the oldest leave, with their
+        change unless the fact is held again), so a redelivery of it answers as a duplicate; all three log the write and
+        bump the version, and the last of them stores its stamp, the fired set and the aggregates (as of the
+        watermark).
         'touch' (a duplicate add) returns the change stored for its fact id; 'check' (a refused add, a retraction of an
         absent fact) stores nothing of its own. Every write moves the watermark (the latest now any write brought);
         all but 'check' refresh the TTL.
@@ -88,8 +90,12 @@ if (meta[3] or '') ~= ARGV[1] or late then
     end
   end
   local now_meta = redis.call('HMGET', KEYS[1], 'stamp', 'version', 'watermark', 'fired')
+  local let_go = {}
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[6], 0, -1)) do
+    let_go[#let_go + 1] = id .. ' ' .. (redis.call('HGET', KEYS[7], id) or '')
+  end
   local out = { 'BEHIND', now_meta[1] or '', now_meta[2] or '0', now_meta[3] or '', now_meta[4] or '[]',
-    table.concat(redis.call('LRANGE', KEYS[6], 0, -1), '\n') }
+    table.concat(let_go, '\n') }
   for _, id in ipairs(ids) do
     out[#out + 1] = id
     out[#out + 1] = redis.call('HGET', KEYS[2], id) or ''
@@ -120,13 +126,15 @@ for i = 0, writes - 1 do
   elseif kind == 'evict' then
     redis.call('HDEL', KEYS[2], fact_id)
     redis.call('HDEL', KEYS[3], fact_id)
-    local over = redis.call('RPUSH', KEYS[6], fact_id .. ' ' .. ARGV[at + 4]) - tonumber(ARGV[8])
+    redis.call('ZADD', KEYS[6], version + 1, fact_id)
+    redis.call('HSET', KEYS[7], fact_id, ARGV[at + 4])
+    local over = redis.call('ZCARD', KEYS[6]) - tonumber(ARGV[8])
     if over > 0 then
-      for _, entry in ipairs(redis.call('LRANGE', KEYS[6], 0, over - 1)) do
-        local gone = string.sub(entry, 1, string.find(entry, ' ', 1, true) - 1)
+      for _, gone in ipairs(redis.call('ZRANGE', KEYS[6], 0, over - 1)) do
+        redis.call('HDEL', KEYS[7], gone)
         if redis.call('HEXISTS', KEYS[2], gone) == 0 then redis.call('HDEL', KEYS[4], gone) end
       end
-      redis.call('LTRIM', KEYS[6], over, -1)
+      redis.call('ZREMRANGEBYRANK', KEYS[6], 0, over - 1)
     end
   end
   if kind == 'add' or kind == 'retract' or kind == 'evict' then
@@ -161,13 +169,13 @@ if latest then
   -- keep their writes from refreshing until the session expired under them.
   local left = redis.call('PTTL', KEYS[1])
   -- Less than a whole TTL left: the session must live ttl_ms past this write, and ttl_ms / 16 more spares the next
-  -- writes of that stretch the six PEXPIREs.
+  -- writes of that stretch the seven PEXPIREs.
   if left < ttl_ms then
     local refreshed = ttl_ms + math.floor(ttl_ms / 16)
     redis.call('HSET', KEYS[1], 'expires_at', string.format('%.17g', latest + refreshed))
-    for i = 1, 6 do redis.call('PEXPIRE', KEYS[i], refreshed) end
+    for i = 1, 7 do redis.call('PEXPIRE', KEYS[i], refreshed) end
   elseif left > 0 then
-    for i = 2, 6 do redis.call('PEXPIRE', KEYS[i], left) end
+    for i = 2, 7 do redis.call('PEXPIRE', KEYS[i], left) end
   end
 end
 return out

@@ -382,12 +382,12 @@ describe('Redis session store across instances', () => {
   it('sends the writes of one session worked out in the same tick in script calls of at most WRITES_PER_GROUP writes', async () => {
     const client = await readyClient();
     const batched = new RedisSessionStore(client, sharedPrefix);
-    // Counted after the store defined its scripts: writes per call, from its arguments (key count, 6 keys, 8 per call, 7 per write).
+    // Counted after the store defined its scripts: writes per call, from its arguments (key count, 7 keys, 8 per call, 7 per write).
     const commands = client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     const write = commands.sessionWrite?.bind(client);
     let calls: number[] = [];
     commands.sessionWrite = (...args: unknown[]) => {
-      calls.push((args.length - 1 - 6 - 8) / 7);
+      calls.push((args.length - 1 - 7 - 8) / 7);
       return write?.(...args) ?? Promise.reject(new Error('sessionWrite is not defined'));
     };
     try {

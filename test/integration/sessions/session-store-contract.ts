@@ -39,6 +39,25 @@ function spend(amount: number): Contribution[] {
   return [{ accumulatorId: count.id, value: 1 }, ...[sum, avg, min, max].map((s) => ({ accumulatorId: s.id, value: amount }))];
 }
 
+/** An add to a full streaming session (evictOldest) of at most `maxFacts` facts, as of ten minutes past T0. */
+function streamAdd(
+  client: SessionStore,
+  id: string,
+  add: { factId: string; amount: number; eventTimeMs: number; maxFacts: number; fire: (aggregates: unknown) => number[] },
+) {
+  return client.addFact(id, {
+    factId: add.factId,
+    fact: { amount: add.amount },
+    eventTimeMs: add.eventTimeMs,
+    contributions: spend(add.amount),
+    specs: SPECS,
+    now: T0 + 10 * MINUTE,
+    maxFacts: add.maxFacts,
+    fire: add.fire,
+    evictOldest: true,
+  });
+}
+
 async function rejection(promise: Promise<unknown>): Promise<AppError> {
   const error = await promise.then(
     () => undefined,
@@ -427,18 +446,9 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
 
     it('answers a redelivery of a fact let go to make room as the duplicate it is, on every client; the same id with a new fact is new', async () => {
       const id = await created();
+      // f<n> happened n minutes in.
       const add = (client: SessionStore, factId: string, amount: number, fire: (aggregates: unknown) => number[] = none) =>
-        client.addFact(id, {
-          factId,
-          fact: { amount },
-          eventTimeMs: T0 + Number(factId.slice(1)) * MINUTE,
-          contributions: spend(amount),
-          specs: SPECS,
-          now: T0 + 10 * MINUTE,
-          maxFacts: 2,
-          fire,
-          evictOldest: true,
-        });
+        streamAdd(client, id, { factId, amount, eventTimeMs: T0 + Number(factId.slice(1)) * MINUTE, maxFacts: 2, fire });
       // f1 turned rule 9 on; f3 let f1 go.
       expect((await add(store, 'f1', 10, firing([9])))?.change).toEqual({ activated: [9], deactivated: [] });
       await add(store, 'f2', 20, firing([9]));
@@ -462,6 +472,31 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
         expect(Object.keys((await store.get(id))?.facts ?? {}).sort()).toEqual(['f1', 'f3']);
         // The first client learns of f2 let go by the other's write (with Redis, as its copy catches up): a duplicate.
         expect(await add(store, 'f2', 20, firing([9]))).toMatchObject({ duplicate: true, factCount: 2 });
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('keeps a fact let go and added back on every client, and a fact let go twice is remembered once, with its latest change', async () => {
+      const id = await created();
+      const add = (client: SessionStore, factId: string, amount: number, fire: (aggregates: unknown) => number[] = none) =>
+        streamAdd(client, id, { factId, amount, eventTimeMs: T0, maxFacts: 1, fire });
+      const other = await harness.open();
+      try {
+        await add(store, 'x', 10);
+        await add(store, 'y', 1);
+        // The other client's copy remembers x (10) let go.
+        expect(await add(other, 'y', 1)).toMatchObject({ duplicate: true });
+        await add(store, 'x', 20);
+        await add(store, 'z', 5);
+        // x (10) again on the first client, whose copy remembers x (20) let go: new, and held.
+        expect(await add(store, 'x', 10)).toMatchObject({ duplicate: false });
+        // The other client brings its copy up to date with x held (not taken for a redelivery), then lets it go.
+        expect(await add(other, 'w', 7)).toMatchObject({ duplicate: false, factCount: 1, aggregates: { [count.id]: 1, [sum.id]: 7 } });
+        expect(Object.keys((await store.get(id))?.facts ?? {})).toEqual(['w']);
+        // x was let go twice: remembered once, as the latest (10), whose redelivery is a duplicate; 20's is a new fact.
+        expect(await add(store, 'x', 10, firing([]))).toMatchObject({ duplicate: true, factCount: 1 });
+        expect(await add(other, 'x', 20)).toMatchObject({ duplicate: false, factCount: 1 });
       } finally {
         await other.close();
       }

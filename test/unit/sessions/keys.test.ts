@@ -25,6 +25,7 @@ describe('session keys', () => {
       changes: 'p:session:{x}:changes',
       log: 'p:session:{x}:log',
       letGo: 'p:session:{x}:letgo',
+      letGoPrints: 'p:session:{x}:letgoprints',
     });
     const legacy = legacySessionKeys('p:', 'x');
     expect([legacy.totals, legacy.accumulators]).toEqual(['p:session:{x}:totals', 'p:session:{x}:accs']);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AccumulatorSpec, Aggregates } from '../../../src/sessions/session-store.ts';
-import { type StoredFact, WorkingMemory } from '../../../src/sessions/working-memory.ts';
+import { fingerprintOf, LET_GO_LENGTH, type StoredFact, WorkingMemory } from '../../../src/sessions/working-memory.ts';
 
 /** The definition, computed from scratch: a fact counts when it contributed and is inside the window at the watermark. */
 function reference(facts: ReadonlyMap<string, StoredFact>, specs: readonly AccumulatorSpec[], watermark: number): Aggregates {
@@ -367,6 +367,28 @@ describe('WorkingMemory', () => {
     replaced.add('b', fact(2), specs, 0, 3);
     replaced.add('a', fact(10), specs, 0, 3);
     expect(replaced.add('c', fact(3), specs, 0, 2, { evictOldest: true })).toMatchObject({ evicted: ['old', 'b'] });
+  });
+
+  it('remembers the facts it let go, once each and at most LET_GO_LENGTH, weighing one fact for every 16 of them', () => {
+    const memory = new WorkingMemory();
+    const fact = (json: string): StoredFact => ({ json, eventTimeMs: 0, contributions: [] });
+    memory.add('a', fact('1'), [], 0, 1, { evictOldest: true });
+    for (let i = 0; i < LET_GO_LENGTH + 10; i += 1) memory.add(`f${i}`, fact(String(i)), [], 0, 1, { evictOldest: true });
+    // 'a' and f0..f8 were forgotten, the oldest first; the rest weigh 2,000 / 16 facts beside the one held.
+    expect(memory.letGoFingerprint('a')).toBeUndefined();
+    expect(memory.letGoFingerprint('f8')).toBeUndefined();
+    expect(memory.letGoFingerprint('f9')).toBe(fingerprintOf('9'));
+    expect(memory.weight).toBe(1 + LET_GO_LENGTH / 16);
+    // A redelivery is a duplicate; another fact under a remembered id, or one the store holds (`known`), is new.
+    expect(memory.add('f10', fact('10'), [], 0, 1, { evictOldest: true })).toEqual({ kind: 'duplicate' });
+    expect(memory.add('f11', fact('x'), [], 0, 1, { evictOldest: true }).kind).toBe('added');
+    expect(memory.add('f12', fact('12'), [], 0, 1, { evictOldest: true, known: true }).kind).toBe('added');
+    // Let go again, f11 is remembered once, as its latest fact, at the end.
+    memory.add('f13', fact('13'), [], 0, 1, { evictOldest: true });
+    expect(memory.letGoFingerprint('f11')).toBe(fingerprintOf('x'));
+    expect(memory.weight).toBe(1 + LET_GO_LENGTH / 16);
+    // Fingerprints tell apart facts a 32-bit hash of the same length did not.
+    expect(fingerprintOf('{"amount":100717786}')).not.toBe(fingerprintOf('{"amount":101456240}'));
   });
 
   it('weighs its facts one each, and one more for every 4 KB of JSON, through adds, replacements, removals and evictions', () => {
