@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/errors.ts';
 import { type AccumulatorSpec, type Contribution, NewerRulesError, type SessionStore } from '../../../src/sessions/session-store.ts';
+import { LET_GO_LENGTH } from '../../../src/sessions/working-memory.ts';
 
 export interface SessionStoreHarness {
   /** Opens a store; stores opened by one harness share state (several Redis connections, or one process map). */
@@ -500,6 +501,19 @@ export function sessionStoreContract(name: string, harness: SessionStoreHarness)
       } finally {
         await other.close();
       }
+    });
+
+    it('keeps the change of a fact forgotten and let go again within one add, which lets several facts go', async () => {
+      const id = await created();
+      const add = (factId: string, amount: number, maxFacts: number, fire: (aggregates: unknown) => number[]) =>
+        streamAdd(store, id, { factId, amount, eventTimeMs: T0, maxFacts, fire });
+      await add('f', 1, 1, firing([1]));
+      for (let i = 0; i < LET_GO_LENGTH; i += 1) await add(`g${i}`, 1, 1, none);
+      // f is the oldest of the 2,000 facts let go; held again, with a change of its own.
+      expect((await add('f', 2, 3, firing([2])))?.change).toEqual({ activated: [2], deactivated: [] });
+      // One add lets the last g go, which forgets f, then f itself, which lists it again.
+      await add('h', 3, 1, firing([2]));
+      expect(await add('f', 2, 1, none)).toMatchObject({ duplicate: true, change: { activated: [2], deactivated: [] } });
     });
 
     it('refuses a write evaluated under older rules than the session was last written under, and stores nothing of it', async () => {
