@@ -124,22 +124,22 @@ function rawReply(status: number, body: ErrorReply['body']): string {
 export function answerUnroutedRequests(server: Server): void {
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => server.emit('request', request, response));
   server.on('connect', (request: IncomingMessage, socket: Socket) => {
-    const path = (request.url ?? '').split('?', 1)[0];
     // After the replies to requests pipelined before it; handed over, the socket is out of the server's timeouts, so it
     // is closed once the reply is out, whatever the client does.
-    afterPendingReplies(socket, () => socket.end(rawReply(404, routeNotFound('CONNECT', path ?? '')), () => socket.destroy()));
+    afterPendingReplies(socket, () => socket.end(rawReply(404, routeNotFound('CONNECT', request.url ?? '')), () => socket.destroy()));
   });
 }
 
-function routeNotFound(method: string, path: string): ErrorReply['body'] {
-  return { detail: `Route ${method} ${path} does not exist.`, error_code: 'NOT_FOUND' };
+/** The 404 of a method and URL no route serves, named without its query string. */
+function routeNotFound(method: string, url: string): ErrorReply['body'] {
+  return { detail: `Route ${method} ${url.split('?', 1)[0]} does not exist.`, error_code: 'NOT_FOUND' };
 }
 
 export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((error, request, response) => {
     // Fastify asks a QUERY for its Content-Type before it knows no route serves it: the answer is that none does.
     if (request.is404 && (error as { code?: unknown }).code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE') {
-      return response.code(404).send(routeNotFound(request.method, request.url.split('?', 1)[0] ?? ''));
+      return response.code(404).send(routeNotFound(request.method, request.url));
     }
     const { status, body } = toErrorReply(error, bodyLimit);
     // A dependency away is a state the readiness check reports, not a fault: one line each, no stack, the cause named.
@@ -148,7 +148,7 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
     else request.log.debug({ error_code: body.error_code, detail: body.detail }, 'request rejected');
     return response.code(status).type('application/json').send(body);
   });
-  app.setNotFoundHandler((request, response) => response.code(404).send(routeNotFound(request.method, request.url.split('?', 1)[0] ?? '')));
+  app.setNotFoundHandler((request, response) => response.code(404).send(routeNotFound(request.method, request.url)));
 }
 
 /** What an error wraps, every link of it ("could not connect to the database: connect ECONNREFUSED ..."), if anything. */

@@ -143,12 +143,8 @@ export class MemorySessionStore implements SessionStore {
         change: copyChange(session.changes.get(input.factId) ?? NO_CHANGE),
       };
     }
-    // The changes of facts let go stay while the working memory remembers them (or holds them), so a redelivery answers
-    // as a duplicate; a fact forgotten and let go again within this add is remembered again.
-    for (const forgotten of outcome.forgotten) {
-      if (!session.memory.facts.has(forgotten) && session.memory.letGoFingerprint(forgotten) === undefined)
-        session.changes.delete(forgotten);
-    }
+    // The changes of facts let go stay while the working memory remembers them, so a redelivery answers as a duplicate.
+    for (const forgotten of outcome.forgotten) session.changes.delete(forgotten);
     const change = this.#storeFired(session, input.fire(aggregates), aggregates, input.now);
     session.changes.set(input.factId, change);
     session.revision = Math.max(session.revision, input.revision ?? Number.NEGATIVE_INFINITY);

@@ -30,7 +30,7 @@ export type AddOutcome =
   | { readonly kind: 'full'; readonly by: FullBy }
   /**
    * `stored`: the fact as kept, its arrival time settled; `evicted`: the oldest facts that left to make room;
-   * `forgotten`: facts let go earlier that the list of those let go no longer holds (their changes may go).
+   * `forgotten`: facts the list of those let go no longer holds, nor the session (their changes may go).
    */
   | {
       readonly kind: 'added';
@@ -218,7 +218,9 @@ export class WorkingMemory {
     }
     if (members.length > 0) this.#members.set(factId, members);
     this.version += 1;
-    return { kind: 'added', old, stored: fact, evicted, forgotten };
+    // A fact forgotten and then let go again (or held again) within this add is still needed.
+    const gone = forgotten.length === 0 ? forgotten : forgotten.filter((id) => !this.#letGo.has(id) && !this.facts.has(id));
+    return { kind: 'added', old, stored: fact, evicted, forgotten: gone };
   }
 
   /**
