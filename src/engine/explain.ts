@@ -39,7 +39,8 @@ function leafDetail(node: ConditionNode, root: unknown, context: CompileContext)
 function conditionDetail(operator: string, actual: unknown, context: CompileContext): string {
   const limit = context.operators.regexMaxInputLength;
   if (operator === 'regex' && typeof actual === 'string' && actual.length > limit) {
-    return `longer than ${limit} characters: regex not applied`;
+    // The limit counts UTF-16 code units, as the operator does: an emoji is two, unlike the API's other text limits.
+    return `longer than ${limit} UTF-16 code units: regex not applied`;
   }
   return renderActual(actual);
 }

@@ -192,6 +192,13 @@ describe('explain', () => {
   it('says a regex was not applied to text longer than the limit, instead of showing text that seems to match', () => {
     const explanation = explain(leaf('s', 'regex', '^a'), { s: 'a'.repeat(10_001) });
     expect(explanation.matched).toBe(false);
-    expect(explanation.failing_conditions).toEqual(['s regex "^a" (longer than 10000 characters: regex not applied)']);
+    expect(explanation.failing_conditions).toEqual(['s regex "^a" (longer than 10000 UTF-16 code units: regex not applied)']);
+  });
+
+  it('measures the regex limit in UTF-16 code units, as the operator does, and says so (an emoji is two)', () => {
+    const explanation = explain(leaf('s', 'regex', '^😀'), { s: '😀'.repeat(5_001) });
+    expect(explanation.matched).toBe(false);
+    expect(explanation.failing_conditions).toEqual(['s regex "^😀" (longer than 10000 UTF-16 code units: regex not applied)']);
+    expect(explain(leaf('s', 'regex', '^😀'), { s: '😀'.repeat(5_000) }).matched).toBe(true);
   });
 });
