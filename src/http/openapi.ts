@@ -17,6 +17,9 @@ export function conditionNodeComponent(): JsonSchema {
   registry.add(conditionNodeSchema, { id: 'ConditionNode' });
   const { schemas } = z.toJSONSchema(registry, { uri: (id) => `${COMPONENT_PREFIX}${id}`, io: 'input' });
   const { $id: _id, $schema: _schema, ...node } = schemas.ConditionNode as JsonSchema;
+  // The shape alone admits trees the service refuses: what each operator and function takes is checked beyond it.
+  node.description =
+    'A node of the JSON condition DSL. Beyond this shape, each operator and accumulate function takes values of its own kind, and accumulate nodes stand only where docs/dsl.md allows; a tree that does not suit is refused with 400 DSL_ERROR naming the path of every problem. POST /api/v1/validate checks a tree without storing it.';
   return node;
 }
 
@@ -94,7 +97,8 @@ export async function registerOpenApi(app: FastifyInstance, version: string, aut
       info: {
         title: 'Rules Evaluation Service',
         version,
-        description: 'Evaluates JSON facts against business rules written in a JSON condition DSL. Errors are {detail, error_code}.',
+        description:
+          'Evaluates JSON facts against business rules written in a JSON condition DSL. Errors are {detail, error_code}. Text fields of rules and rulesets refuse the character U+0000 and unpaired UTF-16 surrogates (400 VALIDATION_ERROR).',
       },
       components: {
         securitySchemes: {

@@ -1,6 +1,7 @@
 // Liveness and readiness, open even with authentication on.
 import type { FastifyPluginAsync } from 'fastify';
 import { healthSchema, readinessSchema } from '../schemas/health.ts';
+import { transportErrorResponses } from '../schemas/responses.ts';
 import type { ReadinessCheck, RouteOptions } from '../services.ts';
 import type { ZodTypeProvider } from '../zod-compilers.ts';
 
@@ -42,7 +43,15 @@ export const healthRoutes: FastifyPluginAsync<RouteOptions> = async (app, { serv
 
   routes.get(
     '/health',
-    { config, schema: { tags: ['health'], summary: 'Liveness: the process is up', security: [], response: { 200: healthSchema } } },
+    {
+      config,
+      schema: {
+        tags: ['health'],
+        summary: 'Liveness: the process is up',
+        security: [],
+        response: { 200: healthSchema, ...transportErrorResponses() },
+      },
+    },
     async () => ({ status: 'healthy' as const, version: services.version }),
   );
 
@@ -55,7 +64,7 @@ export const healthRoutes: FastifyPluginAsync<RouteOptions> = async (app, { serv
         summary: 'Readiness: every dependency can serve',
         // Open even with authentication on, so the document must not ask for a key.
         security: [],
-        response: { 200: readinessSchema, 503: readinessSchema },
+        response: { 200: readinessSchema, 503: readinessSchema, ...transportErrorResponses() },
       },
     },
     async (_request, reply) => {

@@ -1,6 +1,6 @@
 // Building blocks of the HTTP bodies: facts, ids, paging and the error body, each described for the OpenAPI document.
 import { z } from 'zod';
-import { exceedsFactLimits, factLimitProblem } from '../../contracts/json-depth.ts';
+import { exceedsFactLimits, factLimitProblem, MAX_FACT_ARRAY, MAX_FACT_DEPTH } from '../../contracts/json-depth.ts';
 import { ruleFieldSchemas } from '../../contracts/rule.ts';
 import { ERROR_CODES, type ErrorCode } from '../../errors.ts';
 
@@ -46,7 +46,9 @@ export const factsSchema = z
     const problem = factLimitProblem(facts);
     if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
   })
-  .describe('A fact: a JSON object of named fields.');
+  .describe(
+    `A fact: a JSON object of named fields, nested at most ${MAX_FACT_DEPTH} levels, with no array of more than ${MAX_FACT_ARRAY.toLocaleString('en-US')} elements (else 400 VALIDATION_ERROR).`,
+  );
 
 export const domainField = ruleFieldSchemas.domain.describe('Only rules of this domain are considered; all domains when absent.');
 

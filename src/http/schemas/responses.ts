@@ -9,7 +9,19 @@ import { errorBodySchema } from './common.ts';
  */
 const ALWAYS = [400, 408, 413, 415, 431, 500, 503];
 
+/** What even a route that takes no input answers besides its own statuses: 408, 431 and 500 come before or beside it. */
+const TRANSPORT = [408, 431, 500];
+
 export function errorResponses(...statuses: number[]): Record<number, z.ZodType> {
-  const all = [...new Set([...statuses, ...ALWAYS])].sort((a, b) => a - b);
+  return errorBodies([...statuses, ...ALWAYS]);
+}
+
+/** The error statuses of the health routes, which ignore query and body: only those of the request's transport. */
+export function transportErrorResponses(): Record<number, z.ZodType> {
+  return errorBodies(TRANSPORT);
+}
+
+function errorBodies(statuses: readonly number[]): Record<number, z.ZodType> {
+  const all = [...new Set(statuses)].sort((a, b) => a - b);
   return Object.fromEntries(all.map((status) => [status, errorBodySchema.describe(`Error (see docs/errors.md).`)]));
 }

@@ -316,6 +316,20 @@ describe('Prometheus metrics (RULES_METRICS=prometheus)', () => {
     expect(after).toMatch(/^http_request_duration_seconds_count\{method="GET",route="unmatched",status_code="400"\} [1-9]/m);
   });
 
+  it('lists what the health routes answer besides their own statuses: a stalled request, headers too large, a fault', async () => {
+    const document = (await json(t.app, 'GET', '/openapi.json')).json();
+    expect(Object.keys(document.paths['/health'].get.responses).sort()).toEqual(['200', '408', '431', '500']);
+    expect(Object.keys(document.paths['/health/ready'].get.responses).sort()).toEqual(['200', '408', '431', '500', '503']);
+    expect(document.paths['/health'].get.responses['431'].content['application/json'].schema).toBeDefined();
+  });
+
+  it('states in the OpenAPI document the checks its schemas cannot show: DSL values per operator, fact limits, storable text', async () => {
+    const document = (await json(t.app, 'GET', '/openapi.json')).json();
+    expect(document.components.schemas.ConditionNode.description).toContain('400 DSL_ERROR');
+    expect(JSON.stringify(document.components.schemas.EvaluateRequest)).toContain('no array of more than 10,000 elements');
+    expect(document.info.description).toContain('U+0000');
+  });
+
   it('lists the metrics route in the OpenAPI document, with its text body and its error statuses', async () => {
     const document = (await json(t.app, 'GET', '/openapi.json')).json();
     const responses = document.paths['/api/v1/metrics'].get.responses;
