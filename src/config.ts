@@ -73,6 +73,8 @@ export interface Config {
     readonly url: string | undefined;
     /** How long a Redis command may go unanswered before the call fails as UNAVAILABLE. */
     readonly commandTimeoutMs: number;
+    /** Start of every session key (REDIS_KEY_PREFIX), so deployments sharing one Redis keep their sessions apart. */
+    readonly keyPrefix: string;
   };
   readonly sessions: {
     readonly maxFacts: number;
@@ -370,6 +372,10 @@ const envSchema = z.object({
   }),
   // Below 100 ms a Redis on the same host under load would be taken for an absent one.
   REDIS_COMMAND_TIMEOUT: duration('5s', MAX_TIMER_MS, 'about 24 days, the longest timer Node keeps', 100),
+  // No braces: a session's keys carry its id as a Redis Cluster hash tag, which a brace in front would displace.
+  REDIS_KEY_PREFIX: text('rules:').pipe(
+    z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/, "must be 1 to 64 letters, digits, '.', '_', ':' or '-'"),
+  ),
   RULES_SESSION_MAX_FACTS: integer(1, 10_000_000, 10_000),
   // A session read is one JSON text, and V8's longest string is just under 512 MiB.
   RULES_SESSION_MAX_BYTES: byteSize('64mib', MAX_SESSION_BYTES, 'e.g. 67108864, 65536kb or 64mb'),
@@ -425,7 +431,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       maxResultBytes: e.KAFKA_MAX_RESULT_BYTES,
       schemaRegistryUrl: e.SCHEMA_REGISTRY_URL,
     },
-    redis: { url: e.REDIS_URL, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT },
+    redis: { url: e.REDIS_URL, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT, keyPrefix: e.REDIS_KEY_PREFIX },
     sessions: {
       maxFacts: e.RULES_SESSION_MAX_FACTS,
       maxBytes: e.RULES_SESSION_MAX_BYTES,

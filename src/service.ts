@@ -177,6 +177,7 @@ async function start(config: Config, logger: Logger, lifecycle: Lifecycle, parts
     () =>
       openSessionStore({
         redisUrl: config.redis.url,
+        keyPrefix: config.redis.keyPrefix,
         commandTimeoutMs: config.redis.commandTimeoutMs,
         cacheFacts: config.sessions.cacheFacts,
         // The message and code only: ioredis's error carries the failed command, whose arguments hold REDIS_URL's password.

@@ -5,6 +5,7 @@ import { request } from 'node:http';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countStoredExecutions } from '../../../src/store/execution-batches.ts';
 import { openStore } from '../../../src/store/index.ts';
@@ -152,18 +153,39 @@ describe('the service as a process with Redis sessions and Prometheus metrics', 
   let dataDir: Awaited<ReturnType<typeof createTempDataDir>>;
   let service: Service;
   const json = { 'content-type': 'application/json' };
+  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const keyPrefix = `test:${randomUUID()}:`;
 
   beforeAll(async () => {
     dataDir = await createTempDataDir();
     service = await startService({
       RULES_DATA_DIR: dataDir.path,
-      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      REDIS_URL: redisUrl,
+      REDIS_KEY_PREFIX: keyPrefix,
       RULES_METRICS: 'prometheus',
     });
   });
   afterAll(async () => {
     if (service.child.exitCode === null) service.child.kill('SIGKILL');
     await dataDir.remove();
+  });
+
+  it('keeps session keys under REDIS_KEY_PREFIX, so deployments sharing one Redis keep their sessions apart', async () => {
+    const ruleset = JSON.parse(
+      (await send(service.port, 'POST', '/api/v1/rulesets', JSON.stringify({ name: 'prefix', domain: `prefix-${Date.now()}` }), json)).body,
+    );
+    const session = JSON.parse(
+      (await send(service.port, 'POST', '/api/v1/sessions', JSON.stringify({ ruleset_id: ruleset.id, ttl_seconds: 60 }), json)).body,
+    );
+    const redis = new Redis(redisUrl);
+    try {
+      expect(await redis.exists(`${keyPrefix}session:{${session.id}}:meta`)).toBe(1);
+      expect(await redis.exists(`rules:session:{${session.id}}:meta`)).toBe(0);
+      expect((await send(service.port, 'DELETE', `/api/v1/sessions/${session.id}`)).status).toBe(204);
+      expect(await redis.exists(`${keyPrefix}session:{${session.id}}:meta`)).toBe(0);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('reports the session cache: the first write reads the session into a copy, the next ones use it', async () => {

@@ -40,7 +40,7 @@ describe('loadConfig', () => {
       maxResultBytes: 1_000_000,
       schemaRegistryUrl: undefined,
     });
-    expect(config.redis).toEqual({ url: undefined, commandTimeoutMs: 5_000 });
+    expect(config.redis).toEqual({ url: undefined, commandTimeoutMs: 5_000, keyPrefix: 'rules:' });
     expect(config.sessions.maxFacts).toBe(10_000);
     expect(config.sessions.maxBytes).toBe(64 * 1_048_576);
     expect(config.sessions.cacheFacts).toBe(100_000);
@@ -79,6 +79,7 @@ describe('loadConfig', () => {
       SCHEMA_REGISTRY_URL: 'http://registry:8081',
       REDIS_URL: 'redis://127.0.0.1:6379',
       REDIS_COMMAND_TIMEOUT: '750ms',
+      REDIS_KEY_PREFIX: ' team-a: ',
       RULES_SESSION_MAX_FACTS: '50',
       RULES_SESSION_MAX_BYTES: '512kb',
       RULES_SESSION_CACHE_FACTS: '0',
@@ -113,7 +114,7 @@ describe('loadConfig', () => {
       maxResultBytes: 2_000_000,
       schemaRegistryUrl: 'http://registry:8081',
     });
-    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', commandTimeoutMs: 750 });
+    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', commandTimeoutMs: 750, keyPrefix: 'team-a:' });
     expect(config.sessions.maxFacts).toBe(50);
     expect(config.sessions.maxBytes).toBe(524_288);
     expect(config.sessions.cacheFacts).toBe(0);
@@ -159,6 +160,9 @@ describe('loadConfig', () => {
     ['RULES_EXECUTION_CLEANUP_INTERVAL', '30d', 'RULES_EXECUTION_CLEANUP_INTERVAL: must be at most 2147483 seconds'],
     ['RULES_SHUTDOWN_TIMEOUT', '25d', 'RULES_SHUTDOWN_TIMEOUT: must be at most 2147483 seconds'],
     ['REDIS_COMMAND_TIMEOUT', '0s', 'REDIS_COMMAND_TIMEOUT: must be a positive duration'],
+    // A brace would take the hash tag's place in Redis Cluster: one session's keys would spread over slots.
+    ['REDIS_KEY_PREFIX', 'team{a}:', "REDIS_KEY_PREFIX: must be 1 to 64 letters, digits, '.', '_', ':' or '-'"],
+    ['REDIS_KEY_PREFIX', 'x'.repeat(65), "REDIS_KEY_PREFIX: must be 1 to 64 letters, digits, '.', '_', ':' or '-'"],
     ['KAFKA_STREAMING_SESSION_TTL', '8d', 'KAFKA_STREAMING_SESSION_TTL: must be at most 604800 seconds: sessions live at most 7 days'],
     ['KAFKA_STREAMING_SESSION_TTL', '500ms', 'KAFKA_STREAMING_SESSION_TTL: must be at least 1000 ms'],
     // Minutes or months? Refused rather than guessed.
