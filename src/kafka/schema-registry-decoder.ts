@@ -11,8 +11,9 @@ const SCHEMA_NOT_FOUND = 40403;
 
 /**
  * Why fetching a writer schema failed. Only a 404 carrying the registry's own "schema not found" code means the id can
- * never succeed; any other HTTP answer (a 404 from a proxy or a wrong base URL, a 5xx, connection errors, which the client
- * reports as status 400, a 200 that is no schema) is the registry being unavailable, retried. Anything else (a schema
+ * never succeed; any other HTTP answer (a 404 from a proxy or a wrong base URL, a 5xx, a 200 that is no schema) and a
+ * registry never reached (which the client reports as status 400; named here by its error code) is the registry being
+ * unavailable, retried. Anything else (a schema
  * the client cannot compile) is left uncoded, so the failure policy retries it a few times before dead-lettering it.
  * Details name the status only: an answer's body (a proxy's page, internal addresses) reaches `/health/ready`.
  */
@@ -28,10 +29,26 @@ export function classifyRegistryError(schemaId: number, error: unknown, registry
       { cause: error },
     );
   }
+  const unreachable = status === 400 ? unreachableCause(error) : undefined;
+  if (unreachable !== undefined) {
+    return new AppError('UNAVAILABLE', `schema registry could not be reached for schema id ${schemaId} (${unreachable})`, { cause: error });
+  }
   if (typeof status === 'number') {
     return new AppError('UNAVAILABLE', `schema registry could not be read for schema id ${schemaId} (status ${status})`, { cause: error });
   }
   return new Error(`schema id ${schemaId} cannot be used to decode: ${(error as Error).message}`, { cause: error });
+}
+
+/** Node's network error codes and the client's timeout: what it reports as status 400 when no registry answered. */
+const UNREACHABLE =
+  /\b(?:ECONNREFUSED|ECONNRESET|ECONNABORTED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|EPIPE)\b|socket hang up|Timeout \(\d+ms\)/;
+
+/** Why no registry answered (the error code only: the message goes on to name the address), or undefined when one did. */
+function unreachableCause(error: unknown): string | undefined {
+  const own = (error as { unreachable?: unknown } | null)?.unreachable;
+  if (typeof own === 'string') return own;
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? UNREACHABLE.exec(message)?.[0] : undefined;
 }
 
 /** A schema's Protobuf files as the registry holds them: its own text and every file it references; undefined for other types. */
@@ -203,7 +220,11 @@ async function registryGet(url: string, path: string, timeoutMs: number): Promis
     response = await fetch(target, { headers, signal: AbortSignal.timeout(timeoutMs) });
     body = await response.json().catch(() => undefined);
   } catch (error) {
-    throw Object.assign(new Error('the schema registry could not be reached', { cause: error }), { status: 400 });
+    // As the client reports it (status 400), with the cause classifyRegistryError names.
+    const code = (error as { cause?: { code?: unknown } }).cause?.code;
+    const unreachable =
+      typeof code === 'string' ? code : (error as Error).name === 'TimeoutError' ? `Timeout (${timeoutMs}ms)` : 'no answer';
+    throw Object.assign(new Error('the schema registry could not be reached', { cause: error }), { status: 400, unreachable });
   }
   if (!response.ok) throw Object.assign(new Error(`the schema registry answered ${response.status}`), { status: response.status, body });
   return body;

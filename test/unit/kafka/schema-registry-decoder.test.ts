@@ -29,7 +29,19 @@ describe('classifyRegistryError', () => {
     }
   });
 
-  it('treats other HTTP failures, including connection errors the client reports as 400, as unavailable, naming only the status', () => {
+  it('treats a registry never reached, which the client reports as status 400, as unavailable, naming the cause, not the 400', async () => {
+    const refused = await connectSchemaRegistry('http://127.0.0.1:1', 500)
+      .registry.getSchema(1)
+      .catch((e: unknown) => e);
+    const error = classifyRegistryError(7, refused) as AppError;
+    expect(error.code).toBe('UNAVAILABLE');
+    expect(error.message).toBe('schema registry could not be reached for schema id 7 (ECONNREFUSED)');
+    expect(isRetryable(error)).toBe(true);
+    const timedOut = classifyRegistryError(7, httpError(400, 'rules-evaluator - Error, status 400: Timeout (300ms)')) as AppError;
+    expect(timedOut.message).toBe('schema registry could not be reached for schema id 7 (Timeout (300ms))');
+  });
+
+  it('treats other HTTP failures as unavailable, naming only the status', () => {
     for (const status of [400, 401, 500, 503]) {
       const error = classifyRegistryError(7, httpError(status, 'Error, status 502: <html>upstream 10.0.3.17:8080</html>')) as AppError;
       expect(error.code).toBe('UNAVAILABLE');
