@@ -119,6 +119,9 @@ interface CachedSession {
   readonly keys: readonly string[];
 }
 
+/** How long closing waits for Redis to answer QUIT before it drops the connection. */
+const QUIT_WAIT_MS = 1_000;
+
 /** Options that make commands fail fast while Redis is away and reconnect forever in the background. */
 export function sessionRedisOptions(connectTimeoutMs: number, commandTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS): RedisOptions {
   return {
@@ -377,12 +380,13 @@ export class RedisSessionStore implements SessionStore {
     this.#cache.clear();
     this.#letGo.clear();
     this.#cachedWeight = 0;
-    try {
-      await this.#client.quit();
-    } catch {
-      // Already disconnected: nothing left to release.
-      this.#client.disconnect();
-    }
+    // QUIT lets replies on the wire arrive; a Redis that does not answer it soon (frozen, a network away) is left, or a
+    // shutdown would wait the whole REDIS_COMMAND_TIMEOUT on an idle connection.
+    const quit = this.#client.quit().then(
+      () => true,
+      () => false,
+    );
+    if (!(await Promise.race([quit, sleep(QUIT_WAIT_MS, false, { ref: false })]))) this.#client.disconnect();
   }
 
   /**

@@ -194,6 +194,30 @@ describe('Redis session store when Redis is away', () => {
     }
   });
 
+  it('closes without waiting the command timeout for a Redis that stopped answering (a shutdown must not hang on it)', async () => {
+    const port = await freePort();
+    const frozen = await startRedisServer(port);
+    children.push(frozen);
+    const store = await openRedisSessionStore({
+      url: `redis://127.0.0.1:${port}`,
+      keyPrefix: `test:${randomUUID()}:`,
+      connectTimeoutMs: 2_000,
+      commandTimeoutMs: 120_000,
+    });
+    expect(await store.ping()).toBe(true);
+    // Frozen, not gone: the connection stays open and nothing is answered, as a server stalled or a network away.
+    frozen.kill('SIGSTOP');
+    try {
+      const closed = await Promise.race([
+        store.close().then(() => 'closed'),
+        new Promise((resolve) => setTimeout(resolve, 30_000, 'waiting')),
+      ]);
+      expect(closed).toBe('closed');
+    } finally {
+      frozen.kill('SIGCONT');
+    }
+  });
+
   it("reports a server that knows no AUTH without quoting REDIS_URL's password back", async () => {
     const port = await freePort();
     // AUTH and HELLO renamed away, as hardened servers and some proxies have it.
