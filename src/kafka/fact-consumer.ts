@@ -45,8 +45,9 @@ export interface FactConsumerOptions {
   partitionsConsumedConcurrently: number;
   backoff: { initialMs: number; maxMs: number };
   /**
-   * Back-pressure from the execution store: while `pending()` exceeds `max`, no new run is evaluated (the fetched batch
-   * waits, heartbeating) until it is back under half of `max`, so a slow database slows consumption instead of growing memory.
+   * Back-pressure from the execution store: a run is evaluated only when its records fit under `max` beside the pending
+   * ones and those of runs under way (each message records at most one); otherwise the fetched batch waits, heartbeating,
+   * until the backlog is back under half of `max`, so a slow database slows consumption instead of growing memory.
    */
   storeBacklog?: { pending: () => number; max: number };
 }
@@ -79,6 +80,8 @@ export class FactConsumer {
   #assigned: number[] = [];
   #lastError: string | null = null;
   #waitingForStore = false;
+  /** Records the runs under way may still add to the store's backlog (one a message), counted against its limit. */
+  #reserved = 0;
   #groupJoins = 0;
   // performance.now() of the coordinator's last answer (heartbeat or join).
   #lastHeartbeat: number | undefined;
@@ -173,13 +176,15 @@ export class FactConsumer {
     const { batch, heartbeat } = payload;
     const runs = runsOf(batch.messages, this.#options.maxRunSize);
     for (const [index, run] of runs.entries()) {
-      if (!(await this.#storeCaughtUp(payload))) return;
+      if (!(await this.#storeHasRoom(payload, run.length))) return;
+      this.#reserved += run.length;
       // A run slower than the session timeout (a stalled store, a slow broker) must not cost the group membership.
       const ticker = setInterval(() => heartbeat().catch(() => undefined), HEARTBEAT_TICK_MS);
       try {
         if (!(await this.#runOnce(payload, run, index === runs.length - 1))) return;
       } finally {
         clearInterval(ticker);
+        this.#reserved -= run.length;
       }
     }
   }
@@ -228,10 +233,16 @@ export class FactConsumer {
     return true;
   }
 
-  /** Waits while the execution store is behind; false when the consumer stops or the batch goes stale meanwhile. */
-  async #storeCaughtUp({ heartbeat, isRunning, isStale }: EachBatchPayload): Promise<boolean> {
+  /**
+   * Waits until a run of `records` messages fits in the execution store's backlog beside the runs under way, or, once
+   * the store fell behind, until it is back under half; false when the consumer stops or the batch goes stale meanwhile.
+   * Checking the backlog alone let every partition's run pass at once and add up to partitions x run size past it.
+   */
+  async #storeHasRoom({ heartbeat, isRunning, isStale }: EachBatchPayload, records: number): Promise<boolean> {
     const backlog = this.#options.storeBacklog;
-    if (backlog === undefined || backlog.pending() <= backlog.max) return isRunning() && !isStale();
+    if (backlog === undefined) return isRunning() && !isStale();
+    const fits = () => backlog.pending() + this.#reserved + records <= backlog.max;
+    if (fits()) return isRunning() && !isStale();
     if (!this.#waitingForStore) {
       this.#waitingForStore = true;
       this.#options.logger.warn(
@@ -239,7 +250,8 @@ export class FactConsumer {
         'execution store is behind; consumption waits until it catches up',
       );
     }
-    while (isRunning() && !isStale() && backlog.pending() > backlog.max / 2) {
+    // With no run under way, a backlog under half lets any run go: runs are at most half the limit (kafka/index.ts).
+    while (isRunning() && !isStale() && !(backlog.pending() <= backlog.max / 2 && (fits() || this.#reserved === 0))) {
       await heartbeat();
       await sleep(BACKLOG_POLL_MS);
     }

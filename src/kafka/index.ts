@@ -101,9 +101,21 @@ export interface PipelineTuning {
 /** Execution records waiting to be written past which the consumer pauses, unless RULES_EXECUTION_BACKLOG_MAX is lower. */
 export const KAFKA_BACKLOG_PAUSE = 50_000;
 
-/** Where the consumer pauses for a given RULES_EXECUTION_BACKLOG_MAX: never later than HTTP would start refusing. */
+/**
+ * Where the consumer pauses for a given RULES_EXECUTION_BACKLOG_MAX: at half of it when that is lower than the usual
+ * point, so the records Kafka adds never take all the room and HTTP requests keep being served meanwhile.
+ */
 export function backlogPauseAt(backlogMax: number): number {
-  return Math.min(KAFKA_BACKLOG_PAUSE, backlogMax);
+  return Math.min(KAFKA_BACKLOG_PAUSE, Math.max(1, Math.floor(backlogMax / 2)));
+}
+
+/**
+ * Runs small enough that every partition's run under way together holds at most half the backlog the consumer pauses
+ * at: a run waiting for room then always finds it once the backlog is back under half.
+ */
+export function runSizeUnder(tuning: Pick<PipelineTuning, 'maxRunSize' | 'maxPendingExecutions' | 'partitionsConsumedConcurrently'>): number {
+  const share = Math.floor(tuning.maxPendingExecutions / (2 * tuning.partitionsConsumedConcurrently));
+  return Math.max(1, Math.min(tuning.maxRunSize, share));
 }
 
 const DEFAULT_TUNING: PipelineTuning = {
@@ -209,7 +221,7 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
       processor,
       output,
       logger: log,
-      maxRunSize: tuning.maxRunSize,
+      maxRunSize: deps.pendingExecutions === undefined ? tuning.maxRunSize : runSizeUnder(tuning),
       partitionsConsumedConcurrently: tuning.partitionsConsumedConcurrently,
       backoff: { initialMs: tuning.backoffInitialMs, maxMs: tuning.backoffMaxMs },
       ...(deps.pendingExecutions === undefined

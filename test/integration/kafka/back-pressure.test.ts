@@ -84,3 +84,60 @@ describe('Kafka pipeline: back-pressure from the execution store', () => {
     expect(service.pipeline.state().waiting_for_store).toBe(false);
   });
 });
+
+describe('Kafka pipeline: the execution backlog it pauses at is a bound, whatever the partitions', () => {
+  const topics = uniqueTopics('backpressure-bound');
+  const PAUSE_AT = 20;
+  const FACTS = 90;
+  let kafka: Kafka;
+  let admin: Admin;
+  let service: InProcessService;
+  // Records the store took since the test last let it catch up, and the most that were ever waiting at once.
+  let recorded = 0;
+  let written = 0;
+  let mostWaiting = 0;
+
+  beforeAll(async () => {
+    kafka = testKafka();
+    admin = kafka.admin();
+    await admin.connect();
+    service = await startInProcessService(kafkaConfig(topics), {
+      changelogTopic: topics.changelog,
+      tuning: { maxPendingExecutions: PAUSE_AT },
+      pendingExecutions: () => recorded - written,
+      beforeStart: async (store) => {
+        const record = store.executions.record.bind(store.executions);
+        store.executions.record = (execution) => {
+          recorded += 1;
+          mostWaiting = Math.max(mostWaiting, recorded - written);
+          record(execution);
+        };
+      },
+    });
+    expect(await eventually(() => service.pipeline.state().ready)).toBe(true);
+  });
+
+  afterAll(() => stopKafkaTest(service, admin, topics));
+
+  it('never lets the runs of several partitions together take the backlog past it, and answers every fact', async () => {
+    // Keys spread over the topic's 3 partitions, consumed at the same time.
+    const inputs = Array.from({ length: FACTS }, (_, index) => ({ key: `k-${index}`, value: JSON.stringify({ facts: { n: index } }) }));
+    await produce(kafka, topics.facts, inputs);
+    expect(await eventually(() => recorded > 0)).toBe(true);
+    // The store takes nothing meanwhile: the consumer must stop at the bound and wait.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(recorded).toBeLessThanOrEqual(PAUSE_AT);
+    expect(service.pipeline.state().waiting_for_store).toBe(true);
+
+    const catchUp = setInterval(() => {
+      written = recorded;
+    }, 100);
+    try {
+      const received = await collect(kafka, [topics.results], (all) => distinctAnswers(all) >= FACTS, { groupPrefix: topics.group });
+      expectAnsweredAtLeastOnce(received, FACTS, mayHaveReplayed(service.pipeline.state()));
+    } finally {
+      clearInterval(catchUp);
+    }
+    expect(mostWaiting).toBeLessThanOrEqual(PAUSE_AT);
+  });
+});
