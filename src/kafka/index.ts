@@ -113,7 +113,9 @@ export function backlogPauseAt(backlogMax: number): number {
  * Runs small enough that every partition's run under way together holds at most half the backlog the consumer pauses
  * at: a run waiting for room then always finds it once the backlog is back under half.
  */
-export function runSizeUnder(tuning: Pick<PipelineTuning, 'maxRunSize' | 'maxPendingExecutions' | 'partitionsConsumedConcurrently'>): number {
+export function runSizeUnder(
+  tuning: Pick<PipelineTuning, 'maxRunSize' | 'maxPendingExecutions' | 'partitionsConsumedConcurrently'>,
+): number {
   const share = Math.floor(tuning.maxPendingExecutions / (2 * tuning.partitionsConsumedConcurrently));
   return Math.max(1, Math.min(tuning.maxRunSize, share));
 }

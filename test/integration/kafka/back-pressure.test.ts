@@ -9,17 +9,36 @@ import {
   expectAnsweredAtLeastOnce,
   firstAnswers,
   type InProcessService,
+  type InProcessServiceOptions,
   kafkaConfig,
   mayHaveReplayed,
   parse,
   produce,
   startInProcessService,
   stopKafkaTest,
+  type TestTopics,
   testKafka,
   uniqueTopics,
 } from './support.ts';
 
 const MAX_PENDING = 10;
+
+/** A service on the test's topics whose pipeline pauses at `pauseAt` records of the backlog `options` show it. */
+async function startPacedService(
+  topics: TestTopics,
+  pauseAt: number,
+  options: Pick<InProcessServiceOptions, 'pendingExecutions' | 'beforeStart'>,
+): Promise<{ kafka: Kafka; admin: Admin; service: InProcessService }> {
+  const kafka = testKafka();
+  const admin = kafka.admin();
+  await admin.connect();
+  const service = await startInProcessService(kafkaConfig(topics), {
+    changelogTopic: topics.changelog,
+    tuning: { maxPendingExecutions: pauseAt },
+    ...options,
+  });
+  return { kafka, admin, service };
+}
 
 describe('Kafka pipeline: back-pressure from the execution store', () => {
   const topics = uniqueTopics('backpressure');
@@ -30,14 +49,7 @@ describe('Kafka pipeline: back-pressure from the execution store', () => {
   let backlog = 0;
 
   beforeAll(async () => {
-    kafka = testKafka();
-    admin = kafka.admin();
-    await admin.connect();
-    service = await startInProcessService(kafkaConfig(topics), {
-      changelogTopic: topics.changelog,
-      tuning: { maxPendingExecutions: MAX_PENDING },
-      pendingExecutions: () => backlog,
-    });
+    ({ kafka, admin, service } = await startPacedService(topics, MAX_PENDING, { pendingExecutions: () => backlog }));
     const rule = { name: 'big', condition_dsl: { type: 'condition', field: 'amount', op: '>', value: 100 }, action: 'review' };
     const created = await service.app.inject({
       method: 'POST',
@@ -98,12 +110,7 @@ describe('Kafka pipeline: the execution backlog it pauses at is a bound, whateve
   let mostWaiting = 0;
 
   beforeAll(async () => {
-    kafka = testKafka();
-    admin = kafka.admin();
-    await admin.connect();
-    service = await startInProcessService(kafkaConfig(topics), {
-      changelogTopic: topics.changelog,
-      tuning: { maxPendingExecutions: PAUSE_AT },
+    ({ kafka, admin, service } = await startPacedService(topics, PAUSE_AT, {
       pendingExecutions: () => recorded - written,
       beforeStart: async (store) => {
         const record = store.executions.record.bind(store.executions);
@@ -113,7 +120,7 @@ describe('Kafka pipeline: the execution backlog it pauses at is a bound, whateve
           record(execution);
         };
       },
-    });
+    }));
     expect(await eventually(() => service.pipeline.state().ready)).toBe(true);
   });
 
