@@ -2,6 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
+import { backlogWeight } from '../store/executions-repository.ts';
 import type { BatchProcessor } from './batch-processor.ts';
 import { type CrashRestart, restartAfterCrashes } from './crash-restart.ts';
 import { backoffMs } from './failure-policy.ts';
@@ -46,10 +47,16 @@ export interface FactConsumerOptions {
   backoff: { initialMs: number; maxMs: number };
   /**
    * Back-pressure from the execution store: a run is evaluated only when its records fit under `max` beside the pending
-   * ones and those of runs under way (each message records at most one); otherwise the fetched batch waits, heartbeating,
-   * until the backlog is back under half of `max`, so a slow database slows consumption instead of growing memory.
+   * ones and those of runs under way (each message records at most one, about as large as its value); otherwise the
+   * fetched batch waits, heartbeating, until the backlog is back under half of `max`, so a slow database slows
+   * consumption instead of growing memory.
    */
-  storeBacklog?: { pending: () => number; max: number };
+  storeBacklog?: {
+    pending: () => number;
+    max: number;
+    /** Most a run may weigh (at least one message): every partition's run together within half of `max`. */
+    maxRunWeight: number;
+  };
 }
 
 const BACKLOG_POLL_MS = 100;
@@ -66,11 +73,31 @@ export function isRebalanceError(error: unknown): boolean {
   return typeof type === 'string' && REBALANCE_ERRORS.has(type);
 }
 
-/** Splits a fetched batch into runs of at most `size` messages, keeping order. */
-export function runsOf<T>(items: readonly T[], size: number): T[][] {
+/**
+ * Splits a fetched batch into runs of at most `size` messages and, past their first, at most `maxWeight` in all,
+ * keeping order.
+ */
+export function runsOf<T>(items: readonly T[], size: number, weightOf: (item: T) => number = () => 1, maxWeight = Infinity): T[][] {
   const runs: T[][] = [];
-  for (let start = 0; start < items.length; start += size) runs.push(items.slice(start, start + size));
+  let run: T[] = [];
+  let weight = 0;
+  for (const item of items) {
+    const itemWeight = weightOf(item);
+    if (run.length > 0 && (run.length >= size || weight + itemWeight > maxWeight)) {
+      runs.push(run);
+      run = [];
+      weight = 0;
+    }
+    run.push(item);
+    weight += itemWeight;
+  }
+  if (run.length > 0) runs.push(run);
   return runs;
+}
+
+/** What a message's execution record weighs in the store's backlog: one record, or its value's bytes when that is more. */
+function recordWeight(message: { value: Buffer | null }): number {
+  return backlogWeight(1, message.value?.length ?? 0);
 }
 
 export class FactConsumer {
@@ -80,7 +107,7 @@ export class FactConsumer {
   #assigned: number[] = [];
   #lastError: string | null = null;
   #waitingForStore = false;
-  /** Records the runs under way may still add to the store's backlog (one a message), counted against its limit. */
+  /** What the runs under way may still add to the store's backlog (as executionBacklog weighs it), against its limit. */
   #reserved = 0;
   #groupJoins = 0;
   // performance.now() of the coordinator's last answer (heartbeat or join).
@@ -174,17 +201,20 @@ export class FactConsumer {
     // A batch reaching a stopped consumer (kafkajs left a restart running) stays for the partition's next owner.
     if (this.#stopRequested) return;
     const { batch, heartbeat } = payload;
-    const runs = runsOf(batch.messages, this.#options.maxRunSize);
+    const backlog = this.#options.storeBacklog;
+    const runs = runsOf(batch.messages, this.#options.maxRunSize, recordWeight, backlog?.maxRunWeight);
     for (const [index, run] of runs.entries()) {
-      if (!(await this.#storeHasRoom(payload, run.length))) return;
-      this.#reserved += run.length;
+      // Each message records at most one execution, holding about its value's bytes.
+      const weight = backlog === undefined ? 0 : run.reduce((sum, message) => sum + recordWeight(message), 0);
+      if (!(await this.#storeHasRoom(payload, weight))) return;
+      this.#reserved += weight;
       // A run slower than the session timeout (a stalled store, a slow broker) must not cost the group membership.
       const ticker = setInterval(() => heartbeat().catch(() => undefined), HEARTBEAT_TICK_MS);
       try {
         if (!(await this.#runOnce(payload, run, index === runs.length - 1))) return;
       } finally {
         clearInterval(ticker);
-        this.#reserved -= run.length;
+        this.#reserved -= weight;
       }
     }
   }
@@ -234,7 +264,7 @@ export class FactConsumer {
   }
 
   /**
-   * Waits until a run of `records` messages fits in the execution store's backlog beside the runs under way, or, once
+   * Waits until a run whose records weigh `records` fits in the execution store's backlog beside the runs under way, or, once
    * the store fell behind, until it is back under half; false when the consumer stops or the batch goes stale meanwhile.
    * Checking the backlog alone let every partition's run pass at once and add up to partitions x run size past it.
    */
@@ -250,7 +280,7 @@ export class FactConsumer {
         'execution store is behind; consumption waits until it catches up',
       );
     }
-    // With no run under way, a backlog under half lets any run go: runs are at most half the limit (kafka/index.ts).
+    // With no run under way, a backlog under half lets any run go: runs weigh at most a share of the other half.
     while (isRunning() && !isStale() && !(backlog.pending() <= backlog.max / 2 && (fits() || this.#reserved === 0))) {
       await heartbeat();
       await sleep(BACKLOG_POLL_MS);

@@ -110,14 +110,11 @@ export function backlogPauseAt(backlogMax: number): number {
 }
 
 /**
- * Runs small enough that every partition's run under way together holds at most half the backlog the consumer pauses
- * at: a run waiting for room then always finds it once the backlog is back under half.
+ * The most a run's records may weigh in the execution backlog, so that every partition's run under way together holds
+ * at most half the backlog the consumer pauses at: a run waiting for room then finds it once the backlog is under half.
  */
-export function runSizeUnder(
-  tuning: Pick<PipelineTuning, 'maxRunSize' | 'maxPendingExecutions' | 'partitionsConsumedConcurrently'>,
-): number {
-  const share = Math.floor(tuning.maxPendingExecutions / (2 * tuning.partitionsConsumedConcurrently));
-  return Math.max(1, Math.min(tuning.maxRunSize, share));
+export function runWeightUnder(tuning: Pick<PipelineTuning, 'maxPendingExecutions' | 'partitionsConsumedConcurrently'>): number {
+  return Math.max(1, Math.floor(tuning.maxPendingExecutions / (2 * tuning.partitionsConsumedConcurrently)));
 }
 
 const DEFAULT_TUNING: PipelineTuning = {
@@ -223,12 +220,12 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
       processor,
       output,
       logger: log,
-      maxRunSize: deps.pendingExecutions === undefined ? tuning.maxRunSize : runSizeUnder(tuning),
+      maxRunSize: tuning.maxRunSize,
       partitionsConsumedConcurrently: tuning.partitionsConsumedConcurrently,
       backoff: { initialMs: tuning.backoffInitialMs, maxMs: tuning.backoffMaxMs },
       ...(deps.pendingExecutions === undefined
         ? {}
-        : { storeBacklog: { pending: deps.pendingExecutions, max: tuning.maxPendingExecutions } }),
+        : { storeBacklog: { pending: deps.pendingExecutions, max: tuning.maxPendingExecutions, maxRunWeight: runWeightUnder(tuning) } }),
     });
     // Stopped first: the batch in hand finishes and commits while the producers are still connected.
     cleanups.push(async () => {

@@ -236,12 +236,17 @@ class BatchedExecutions implements ExecutionsRepository {
 }
 
 /** Bytes of pending record JSON that weigh as much as one record against RULES_EXECUTION_BACKLOG_MAX. */
-const BACKLOG_BYTES_PER_RECORD = 512;
+export const BACKLOG_BYTES_PER_RECORD = 512;
 
 /**
  * The execution backlog as RULES_EXECUTION_BACKLOG_MAX measures it: the records waiting, or their JSON bytes / 512 when
  * that is more, so a few large records bound memory as surely as many ordinary ones.
  */
 export function executionBacklog(executions: Pick<ExecutionsRepository, 'pendingCount' | 'pendingBytes'>): number {
-  return Math.max(executions.pendingCount(), Math.ceil(executions.pendingBytes() / BACKLOG_BYTES_PER_RECORD));
+  return backlogWeight(executions.pendingCount(), executions.pendingBytes());
+}
+
+/** What `records` records of `bytes` of JSON in all weigh against RULES_EXECUTION_BACKLOG_MAX. */
+export function backlogWeight(records: number, bytes: number): number {
+  return Math.max(records, Math.ceil(bytes / BACKLOG_BYTES_PER_RECORD));
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backlogPauseAt, KAFKA_BACKLOG_PAUSE, runSizeUnder } from '../../../src/kafka/index.ts';
+import { backlogPauseAt, KAFKA_BACKLOG_PAUSE, runWeightUnder } from '../../../src/kafka/index.ts';
 
 describe('backlogPauseAt', () => {
   it('pauses the consumer at its own bound, or at half of RULES_EXECUTION_BACKLOG_MAX when that is lower, leaving HTTP room', () => {
@@ -10,12 +10,11 @@ describe('backlogPauseAt', () => {
   });
 });
 
-describe('runSizeUnder', () => {
-  it('keeps every partition run under way within half the pause point, and at least one message', () => {
-    const tuning = { maxRunSize: 1_000, partitionsConsumedConcurrently: 3 };
-    expect(runSizeUnder({ ...tuning, maxPendingExecutions: KAFKA_BACKLOG_PAUSE })).toBe(1_000);
-    expect(runSizeUnder({ ...tuning, maxPendingExecutions: 500 })).toBe(83);
-    expect(3 * runSizeUnder({ ...tuning, maxPendingExecutions: 500 })).toBeLessThanOrEqual(250);
-    expect(runSizeUnder({ ...tuning, maxPendingExecutions: 1 })).toBe(1);
+describe('runWeightUnder', () => {
+  it("keeps every partition's run under way within half the pause point, and lets a run hold at least one message", () => {
+    expect(runWeightUnder({ maxPendingExecutions: KAFKA_BACKLOG_PAUSE, partitionsConsumedConcurrently: 3 })).toBe(8_333);
+    expect(runWeightUnder({ maxPendingExecutions: 500, partitionsConsumedConcurrently: 3 })).toBe(83);
+    expect(3 * runWeightUnder({ maxPendingExecutions: 500, partitionsConsumedConcurrently: 3 })).toBeLessThanOrEqual(250);
+    expect(runWeightUnder({ maxPendingExecutions: 1, partitionsConsumedConcurrently: 3 })).toBe(1);
   });
 });

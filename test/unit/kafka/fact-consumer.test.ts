@@ -9,6 +9,37 @@ describe('runsOf', () => {
     expect(runsOf([1, 2], 5)).toEqual([[1, 2]]);
     expect(runsOf([], 5)).toEqual([]);
   });
+
+  it('ends a run before it would weigh more than allowed, but never leaves one empty', () => {
+    const weight = (item: number) => item;
+    expect(runsOf([1, 1, 3, 1, 1, 1], 10, weight, 4)).toEqual([
+      [1, 1],
+      [3, 1],
+      [1, 1],
+    ]);
+    // An item heavier than the whole allowance goes alone.
+    expect(runsOf([1, 9, 1], 10, weight, 4)).toEqual([[1], [9], [1]]);
+    expect(runsOf([2, 2, 2], 2, weight, 100)).toEqual([[2, 2], [2]]);
+  });
+
+  it('keeps every item once and in order, each run within the size and, past its first item, the weight', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 20 })),
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 1, max: 30 }),
+        (items, size, max) => {
+          const runs = runsOf(items, size, (item) => item, max);
+          expect(runs.flat()).toEqual(items);
+          for (const run of runs) {
+            expect(run.length).toBeGreaterThan(0);
+            expect(run.length).toBeLessThanOrEqual(size);
+            if (run.length > 1) expect(run.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(max);
+          }
+        },
+      ),
+    );
+  });
 });
 
 describe('isRebalanceError', () => {
