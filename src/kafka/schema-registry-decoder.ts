@@ -10,16 +10,25 @@ import { compileProtobuf, decodeProtobuf, isProtobufSchema, type ProtobufFile, t
 const SCHEMA_NOT_FOUND = 40403;
 
 /**
+ * What asking the registry again, outside the client, tells of a failed request: the `error_code` of its answer, or why
+ * none came (an error code such as ECONNREFUSED, a TLS failure, a timeout). The client reports both as an HTTP status.
+ */
+export interface RegistryProbe {
+  readonly errorCode?: number;
+  readonly unreachable?: string;
+}
+
+/**
  * Why fetching a writer schema failed. Only a 404 carrying the registry's own "schema not found" code means the id can
  * never succeed; any other HTTP answer (a 404 from a proxy or a wrong base URL, a 5xx, a 200 that is no schema) and a
- * registry never reached (which the client reports as status 400; named here by its error code) is the registry being
- * unavailable, retried. Anything else (a schema
+ * registry never reached (which the client reports as status 400, so a 400 is probed again: `answer`) is the registry
+ * being unavailable, retried. Anything else (a schema
  * the client cannot compile) is left uncoded, so the failure policy retries it a few times before dead-lettering it.
  * Details name the status only: an answer's body (a proxy's page, internal addresses) reaches `/health/ready`.
  */
-export function classifyRegistryError(schemaId: number, error: unknown, registryCode?: number): Error {
+export function classifyRegistryError(schemaId: number, error: unknown, answer: RegistryProbe = {}): Error {
   const status = (error as { status?: unknown } | null)?.status;
-  if (status === 404 && registryCode === SCHEMA_NOT_FOUND) {
+  if (status === 404 && answer.errorCode === SCHEMA_NOT_FOUND) {
     return new AppError('VALIDATION_ERROR', `schema id ${schemaId} is not in the schema registry`, { cause: error });
   }
   if (status === 404) {
@@ -29,7 +38,8 @@ export function classifyRegistryError(schemaId: number, error: unknown, registry
       { cause: error },
     );
   }
-  const unreachable = status === 400 ? unreachableCause(error) : undefined;
+  const own = (error as { unreachable?: unknown } | null)?.unreachable;
+  const unreachable = typeof own === 'string' ? own : status === 400 ? answer.unreachable : undefined;
   if (unreachable !== undefined) {
     return new AppError('UNAVAILABLE', `schema registry could not be reached for schema id ${schemaId} (${unreachable})`, { cause: error });
   }
@@ -39,30 +49,18 @@ export function classifyRegistryError(schemaId: number, error: unknown, registry
   return new Error(`schema id ${schemaId} cannot be used to decode: ${(error as Error).message}`, { cause: error });
 }
 
-/** Node's network error codes and the client's timeout: what it reports as status 400 when no registry answered. */
-const UNREACHABLE =
-  /\b(?:ECONNREFUSED|ECONNRESET|ECONNABORTED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|EPIPE)\b|socket hang up|Timeout \(\d+ms\)/;
-
-/** Why no registry answered (the error code only: the message goes on to name the address), or undefined when one did. */
-function unreachableCause(error: unknown): string | undefined {
-  const own = (error as { unreachable?: unknown } | null)?.unreachable;
-  if (typeof own === 'string') return own;
-  const message = (error as { message?: unknown } | null)?.message;
-  return typeof message === 'string' ? UNREACHABLE.exec(message)?.[0] : undefined;
-}
-
 /** A schema's Protobuf files as the registry holds them: its own text and every file it references; undefined for other types. */
 export type ProtobufSource = (schemaId: number) => Promise<{ schema: string; references: ProtobufFile[] } | undefined>;
 
 /** A RegistryDecoder over the registry client; writer schemas are cached by id, so only the first use of an id waits. */
 export function createRegistryDecoder({
   registry,
-  errorCodeOf = async () => undefined,
+  probe = async () => ({}),
   protobufSource,
 }: {
   readonly registry: Pick<SchemaRegistry, 'getSchema' | 'decode'>;
-  /** The registry's own `error_code` for a schema id's answer (the client's error keeps only the status). */
-  readonly errorCodeOf?: (schemaId: number) => Promise<number | undefined>;
+  /** Asks for a schema id again after the client failed with a 404 or 400: its error keeps only the status. */
+  readonly probe?: (schemaId: number) => Promise<RegistryProbe>;
   /** Protobuf schemas are compiled here from their text: the client's compiler renames fields and misses some files. */
   readonly protobufSource?: ProtobufSource;
 }): RegistryDecoder {
@@ -86,7 +84,7 @@ export function createRegistryDecoder({
     } catch (error) {
       const status = (error as { status?: unknown } | null)?.status;
       if (typeof status === 'number' || protobufSource === undefined) {
-        throw classifyRegistryError(schemaId, error, status === 404 ? await errorCodeOf(schemaId) : undefined);
+        throw classifyRegistryError(schemaId, error, status === 404 || status === 400 ? await probe(schemaId) : {});
       }
       clientError = error;
     }
@@ -96,7 +94,7 @@ export function createRegistryDecoder({
       own = await protobufOf(schemaId, protobufSource);
     } catch (error) {
       const status = (error as { status?: unknown } | null)?.status;
-      throw classifyRegistryError(schemaId, error, status === 404 ? await errorCodeOf(schemaId) : undefined);
+      throw classifyRegistryError(schemaId, error, status === 404 ? await probe(schemaId) : {});
     }
     if (own !== undefined) return own;
     if (clientError === undefined) return schema;
@@ -160,7 +158,7 @@ export const REGISTRY_TIMEOUT_MS = 10_000;
  */
 export interface ConnectedRegistry {
   readonly registry: SchemaRegistry;
-  readonly errorCodeOf: (schemaId: number) => Promise<number | undefined>;
+  readonly probe: (schemaId: number) => Promise<RegistryProbe>;
   readonly protobufSource: ProtobufSource;
 }
 
@@ -195,7 +193,7 @@ export function connectSchemaRegistry(url: string, timeoutMs = REGISTRY_TIMEOUT_
   );
   return {
     registry,
-    errorCodeOf: (schemaId) => registryErrorCode(url, schemaId, timeoutMs),
+    probe: (schemaId) => probeRegistry(url, schemaId, timeoutMs),
     protobufSource: (schemaId) => protobufFiles(url, schemaId, timeoutMs),
   };
 }
@@ -220,24 +218,33 @@ async function registryGet(url: string, path: string, timeoutMs: number): Promis
     response = await fetch(target, { headers, signal: AbortSignal.timeout(timeoutMs) });
     body = await response.json().catch(() => undefined);
   } catch (error) {
-    // As the client reports it (status 400), with the cause classifyRegistryError names.
-    const code = (error as { cause?: { code?: unknown } }).cause?.code;
-    const unreachable =
-      typeof code === 'string' ? code : (error as Error).name === 'TimeoutError' ? `Timeout (${timeoutMs}ms)` : 'no answer';
-    throw Object.assign(new Error('the schema registry could not be reached', { cause: error }), { status: 400, unreachable });
+    // As the client reports it (status 400), with the cause classifyRegistryError names: a Node or TLS error code.
+    throw Object.assign(new Error('the schema registry could not be reached', { cause: error }), {
+      status: 400,
+      unreachable: whyUnanswered(error, timeoutMs),
+    });
   }
   if (!response.ok) throw Object.assign(new Error(`the schema registry answered ${response.status}`), { status: response.status, body });
   return body;
 }
 
-/** Asks for a schema id again, outside the client, for the `error_code` in the registry's answer; undefined when there is none. */
-async function registryErrorCode(url: string, schemaId: number, timeoutMs: number): Promise<number | undefined> {
+/** Why fetch got no answer: the cause's error code (ECONNREFUSED, a TLS code), a timeout, or the cause's own words. */
+function whyUnanswered(error: unknown, timeoutMs: number): string {
+  if ((error as Error | null)?.name === 'TimeoutError') return `Timeout (${timeoutMs}ms)`;
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+  if (typeof cause?.code === 'string') return cause.code;
+  return typeof cause?.message === 'string' ? cause.message : 'no answer';
+}
+
+/** Asks for a schema id again, outside the client: the `error_code` of the registry's answer, or why none came. */
+async function probeRegistry(url: string, schemaId: number, timeoutMs: number): Promise<RegistryProbe> {
   try {
     await registryGet(url, `/schemas/ids/${schemaId}`, timeoutMs);
-    return undefined;
+    return {};
   } catch (error) {
-    const body = (error as { body?: { error_code?: unknown } }).body;
-    return typeof body?.error_code === 'number' ? body.error_code : undefined;
+    const { body, unreachable } = error as { body?: { error_code?: unknown }; unreachable?: string };
+    if (unreachable !== undefined) return { unreachable };
+    return typeof body?.error_code === 'number' ? { errorCode: body.error_code } : {};
   }
 }
 

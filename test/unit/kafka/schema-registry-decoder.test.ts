@@ -14,7 +14,7 @@ const httpError = (status: number, message: string) => Object.assign(new Error(m
 
 describe('classifyRegistryError', () => {
   it("treats a 404 carrying the registry's own 'schema not found' code as an input that can never be decoded", () => {
-    const error = classifyRegistryError(42, httpError(404, 'Schema not found'), 40403) as AppError;
+    const error = classifyRegistryError(42, httpError(404, 'Schema not found'), { errorCode: 40403 }) as AppError;
     expect(error.code).toBe('VALIDATION_ERROR');
     expect(error.message).toBe('schema id 42 is not in the schema registry');
     expect(isRetryable(error)).toBe(false);
@@ -22,22 +22,34 @@ describe('classifyRegistryError', () => {
 
   it('treats a 404 without that code (a proxy, a wrong base URL) as the registry being unavailable, naming the variable', () => {
     for (const code of [undefined, 404]) {
-      const error = classifyRegistryError(42, httpError(404, 'RESTEASY003210: Could not find resource'), code) as AppError;
+      const error = classifyRegistryError(
+        42,
+        httpError(404, 'RESTEASY003210: Could not find resource'),
+        code === undefined ? {} : { errorCode: code },
+      ) as AppError;
       expect(error.code).toBe('UNAVAILABLE');
       expect(error.message).toContain('check SCHEMA_REGISTRY_URL');
       expect(isRetryable(error)).toBe(true);
     }
   });
 
-  it('treats a registry never reached, which the client reports as status 400, as unavailable, naming the cause, not the 400', async () => {
-    const refused = await connectSchemaRegistry('http://127.0.0.1:1', 500)
-      .registry.getSchema(1)
-      .catch((e: unknown) => e);
-    const error = classifyRegistryError(7, refused) as AppError;
-    expect(error.code).toBe('UNAVAILABLE');
-    expect(error.message).toBe('schema registry could not be reached for schema id 7 (ECONNREFUSED)');
-    expect(isRetryable(error)).toBe(true);
-    const timedOut = classifyRegistryError(7, httpError(400, 'rules-evaluator - Error, status 400: Timeout (300ms)')) as AppError;
+  it('treats a registry never reached, which the client reports as status 400, as unavailable, naming why, not the 400', async () => {
+    // A port just freed: nothing listens there (fetch refuses port 1 itself, before any connection).
+    const closed = createServer();
+    closed.listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const { port } = closed.address() as AddressInfo;
+    closed.close();
+    const refused = await createRegistryDecoder(connectSchemaRegistry(`http://127.0.0.1:${port}`, 500))
+      .decode(Buffer.from([0, 0, 0, 0, 7, 2]))
+      .then(
+        () => undefined,
+        (e: unknown) => e as AppError,
+      );
+    expect(refused?.code).toBe('UNAVAILABLE');
+    expect(refused?.message).toBe('schema registry could not be reached for schema id 7 (ECONNREFUSED)');
+    expect(isRetryable(refused)).toBe(true);
+    const timedOut = classifyRegistryError(7, httpError(400, 'Error, status 400: Timeout (300ms)'), { unreachable: 'Timeout (300ms)' });
     expect(timedOut.message).toBe('schema registry could not be reached for schema id 7 (Timeout (300ms))');
   });
 
@@ -152,6 +164,22 @@ describe('decoding through a registry', () => {
       expect(error, `schema id ${id}`).toMatchObject({ code: 'UNAVAILABLE' });
       expect(error?.message, `schema id ${id}`).not.toMatch(/internal|10\.0\.3\.17|html/i);
     }
+  });
+
+  it("names the status of a registry's own 400, whatever its message says, and why a TLS connection to it failed", async () => {
+    answers.set(15, { status: 400, type: 'application/json', body: '{"error_code":400,"message":"upstream said: read ECONNRESET"}' });
+    expect(await failureOf(framed(15, Buffer.from([2])))).toMatchObject({
+      code: 'UNAVAILABLE',
+      message: 'schema registry could not be read for schema id 15 (status 400)',
+    });
+    // https:// to a server speaking plain HTTP: no answer was ever read.
+    const tls = createRegistryDecoder(connectSchemaRegistry(`https://127.0.0.1:${(server.address() as AddressInfo).port}`, 2_000));
+    const failed = await tls.decode(framed(15, Buffer.from([2]))).then(
+      () => undefined,
+      (error: unknown) => error as AppError,
+    );
+    expect(failed?.code).toBe('UNAVAILABLE');
+    expect(failed?.message).toMatch(/^schema registry could not be reached for schema id 15 \([A-Z0-9_]+\)$/);
   });
 
   it('decodes Avro unions, records, bytes and fixed to the JSON twin of the fact', async () => {
