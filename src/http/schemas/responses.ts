@@ -9,14 +9,17 @@ import { errorBodySchema } from './common.ts';
  */
 const ALWAYS = [400, 408, 413, 415, 431, 500, 503];
 
-/** What even a route that takes no input answers besides its own statuses: 408, 431 and 500 come before or beside it. */
-const TRANSPORT = [408, 431, 500];
+/**
+ * What even a route that takes no input answers besides its own statuses, before or beside it: 400 (a request that is
+ * not valid HTTP/1.1), 408, 431 and 500.
+ */
+const TRANSPORT = [400, 408, 431, 500];
 
 export function errorResponses(...statuses: number[]): Record<number, z.ZodType> {
   return errorBodies([...statuses, ...ALWAYS]);
 }
 
-/** The error statuses of the health routes, which ignore query and body: only those of the request's transport. */
+/** The error statuses of the health routes, which ignore query and body: those of the request's transport only. */
 export function transportErrorResponses(): Record<number, z.ZodType> {
   return errorBodies(TRANSPORT);
 }

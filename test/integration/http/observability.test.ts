@@ -316,10 +316,10 @@ describe('Prometheus metrics (RULES_METRICS=prometheus)', () => {
     expect(after).toMatch(/^http_request_duration_seconds_count\{method="GET",route="unmatched",status_code="400"\} [1-9]/m);
   });
 
-  it('lists what the health routes answer besides their own statuses: a stalled request, headers too large, a fault', async () => {
+  it('lists what the health routes answer besides their own statuses: malformed HTTP, a stalled request, headers too large, a fault', async () => {
     const document = (await json(t.app, 'GET', '/openapi.json')).json();
-    expect(Object.keys(document.paths['/health'].get.responses).sort()).toEqual(['200', '408', '431', '500']);
-    expect(Object.keys(document.paths['/health/ready'].get.responses).sort()).toEqual(['200', '408', '431', '500', '503']);
+    expect(Object.keys(document.paths['/health'].get.responses).sort()).toEqual(['200', '400', '408', '431', '500']);
+    expect(Object.keys(document.paths['/health/ready'].get.responses).sort()).toEqual(['200', '400', '408', '431', '500', '503']);
     expect(document.paths['/health'].get.responses['431'].content['application/json'].schema).toBeDefined();
   });
 
