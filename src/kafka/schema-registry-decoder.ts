@@ -22,9 +22,9 @@ export interface RegistryProbe {
  * Why fetching a writer schema failed. Only a 404 carrying the registry's own "schema not found" code means the id can
  * never succeed; any other HTTP answer (a 404 from a proxy or a wrong base URL, a 5xx, a 200 that is no schema) and a
  * registry never reached (which the client reports as status 400, so a 400 is probed again: `answer`) is the registry
- * being unavailable, retried. Anything else (a schema
- * the client cannot compile) is left uncoded, so the failure policy retries it a few times before dead-lettering it.
- * Details name the status only: an answer's body (a proxy's page, internal addresses) reaches `/health/ready`.
+ * being unavailable, retried. Anything else (a schema the client cannot compile) is left uncoded, so the failure policy
+ * retries it a few times before dead-lettering it. Details name the status or the error code only: an answer's body
+ * (a proxy's page, internal addresses) reaches `/health/ready`.
  */
 export function classifyRegistryError(schemaId: number, error: unknown, answer: RegistryProbe = {}): Error {
   const status = (error as { status?: unknown } | null)?.status;

@@ -236,7 +236,7 @@ class BatchedExecutions implements ExecutionsRepository {
 }
 
 /** Bytes of pending record JSON that weigh as much as one record against RULES_EXECUTION_BACKLOG_MAX. */
-export const BACKLOG_BYTES_PER_RECORD = 512;
+const BACKLOG_BYTES_PER_RECORD = 512;
 
 /**
  * The execution backlog as RULES_EXECUTION_BACKLOG_MAX measures it: the records waiting, or their JSON bytes / 512 when
