@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import Fastify from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import { describe, expect, it, vi } from 'vitest';
 import { LazyRequestLogger } from '../../../src/http/request-logger.ts';
 import { createLogger } from '../../../src/logger.ts';
@@ -65,7 +65,7 @@ describe('LazyRequestLogger', () => {
     const { logger, lines } = capturedLogger();
     const app = Fastify({
       loggerInstance: logger,
-      disableRequestLogging: true,
+      logController: new LogController({ disableRequestLogging: true }),
       requestIdHeader: 'x-request-id',
       childLoggerFactory: (parent, bindings, options) => new LazyRequestLogger(parent, bindings, options),
     });
