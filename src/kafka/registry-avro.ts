@@ -174,9 +174,12 @@ class DecimalAsNumber extends avro.types.LogicalType {
 
 /**
  * avsc options for the registry client's Avro schemas: longs and decimals as numbers, map keys all kept, so a value reads
- * as its JSON twin would and a `__proto__` map key reaches the poisoning check.
+ * as its JSON twin would and a `__proto__` map key reaches the poisoning check. Every union value comes wrapped in its
+ * branch's name, so it is read as the branch it was written with: guessed from the value, a long that a float can hold
+ * read as a float (shortened), and a branch holding an unreadable decimal matched no branch at all (read as null).
  */
 export const avroReadOptions = {
+  wrapUnions: true,
   logicalTypes: { decimal: DecimalAsNumber },
   typeHook: (schema: unknown, opts: unknown): avro.Type | undefined => {
     if (schema === 'long') return longAsNumber;
@@ -210,8 +213,8 @@ export function isAvroType(schema: unknown): schema is AvroType {
 }
 
 /**
- * A decoded Avro value as plain JSON data. Union values come out as their branch's value (avsc wraps a union whose
- * branches it cannot tell apart, e.g. long and double, as `{"long": 7200}`); bytes and fixed become text with one
+ * A decoded Avro value as plain JSON data. Union values (read wrapped, as `{"long": 7200}`) come out as their branch's
+ * value; bytes and fixed become text with one
  * character per byte (Avro's own JSON encoding); longs past 2^53 lose precision as JSON numbers do (avroReadOptions);
  * floats are the shortest decimal of their 32 bits; NaN and infinities, which JSON cannot hold, become null. Throws on a
  * decimal no number stands for, naming its path.
@@ -243,10 +246,6 @@ export function avroToJson(type: AvroType, value: unknown, path = ''): unknown {
       return branchType === undefined || branch === undefined
         ? null
         : avroToJson(branchType, (value as Record<string, unknown>)[branch], path);
-    }
-    case 'union:unwrapped': {
-      const branchType = type.types?.find((candidate) => candidate.typeName !== 'null' && candidate.isValid(value));
-      return branchType === undefined ? null : avroToJson(branchType, value, path);
     }
     case 'bytes':
     case 'fixed':

@@ -134,3 +134,75 @@ describe('Avro decimals', () => {
     expect(() => read(schema, bytes(huge))).toThrow('a decimal at amount is beyond the range of a double (±1.7976931348623157e308)');
   });
 });
+
+describe('Avro unions', () => {
+  const decimal = (precision: number, scale: number) => ({ type: 'bytes', logicalType: 'decimal', precision, scale });
+  const bytes = (hex: string) => Buffer.concat([avroLong(hex.length / 2), Buffer.from(hex, 'hex')]);
+  const text = (value: string) => Buffer.concat([avroLong(value.length), Buffer.from(value)]);
+  const float = (value: number) => {
+    const buffer = Buffer.alloc(4);
+    buffer.writeFloatLE(value);
+    return buffer;
+  };
+
+  it('reads a value as the branch it was written with, where a float branch shortened a long or decimal it could hold', () => {
+    const schema = {
+      type: 'record',
+      name: 'Mixed',
+      fields: [
+        { name: 'v', type: ['null', 'float', 'long'] },
+        { name: 'w', type: ['null', 'float', decimal(12, 0)] },
+        { name: 'x', type: ['null', 'long', 'float'] },
+      ],
+    };
+    // 2^40 and 1,073,741,952 are exactly floats; the float 1,234,567,936 reads as 1234568000, its shortest decimal.
+    const value = Buffer.concat([avroLong(2), avroLong(2 ** 40), avroLong(2), bytes('40000080'), avroLong(2), float(1_234_567_936)]);
+    expect(read(schema, value)).toEqual({ v: 1_099_511_627_776, w: 1_073_741_952, x: 1_234_568_000 });
+  });
+
+  it('refuses a decimal past its precision inside a nullable record, map or array, where the whole value read as null', () => {
+    const schema = {
+      type: 'record',
+      name: 'Nested',
+      fields: [
+        {
+          name: 'rec',
+          type: [
+            'null',
+            {
+              type: 'record',
+              name: 'R',
+              fields: [
+                { name: 'd', type: decimal(4, 2) },
+                { name: 'z', type: 'string' },
+              ],
+            },
+          ],
+        },
+        { name: 'mp', type: ['null', { type: 'map', values: decimal(4, 2) }] },
+        { name: 'ar', type: ['null', { type: 'array', items: decimal(4, 2) }] },
+      ],
+    };
+    const good = bytes('04d2');
+    const bad = bytes('010000');
+    const value = (rec: Buffer, map: Buffer, array: Buffer) =>
+      Buffer.concat([
+        avroLong(1),
+        rec,
+        text('zz'),
+        avroLong(1),
+        avroLong(1),
+        text('k'),
+        map,
+        avroLong(0),
+        avroLong(1),
+        avroLong(1),
+        array,
+        avroLong(0),
+      ]);
+    expect(read(schema, value(good, good, good))).toEqual({ rec: { d: 12.34, z: 'zz' }, mp: { k: 12.34 }, ar: [12.34] });
+    expect(() => read(schema, value(bad, good, good))).toThrow('a decimal at rec.d has 5 digits, more than its precision of 4');
+    expect(() => read(schema, value(good, bad, good))).toThrow('a decimal at mp.k has 5 digits, more than its precision of 4');
+    expect(() => read(schema, value(good, good, bad))).toThrow('a decimal at ar[0] has 5 digits, more than its precision of 4');
+  });
+});
