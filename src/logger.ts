@@ -4,8 +4,17 @@ import type { LogLevel } from './config.ts';
 
 export type { Logger } from 'pino';
 
-/** Writes synchronously to standard output unless given a destination: lines survive a process.exit right after. */
-export function createLogger(level: LogLevel, destination: pino.DestinationStream = pino.destination({ fd: 1, sync: true })): Logger {
+const CENSOR = '[redacted]';
+
+/**
+ * Writes synchronously to standard output unless given a destination: lines survive a process.exit right after.
+ * `secrets` (the configured API keys) are replaced wherever a line holds them, e.g. a key a client sent as its request id.
+ */
+export function createLogger(
+  level: LogLevel,
+  destination: pino.DestinationStream = pino.destination({ fd: 1, sync: true }),
+  secrets: readonly string[] = [],
+): Logger {
   return pino(
     {
       level,
@@ -15,11 +24,25 @@ export function createLogger(level: LogLevel, destination: pino.DestinationStrea
       // A Redis client's error carries its failed command, whose arguments may be AUTH's user and password.
       redact: {
         paths: ['req.headers.authorization', 'req.headers["x-api-key"]', '*.apiKeys', '*.databaseUrl', '*.command.args'],
-        censor: '[redacted]',
+        censor: CENSOR,
       },
+      ...(secrets.length === 0 ? {} : { hooks: { streamWrite: scrubber(secrets) } }),
     },
     destination,
   );
+}
+
+/** Replaces each secret in a written line, as it stands and as JSON escapes it (a key may hold `"` or `\`). */
+function scrubber(secrets: readonly string[]): (line: string) => string {
+  const forms = [...new Set(secrets.flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1)]))]
+    .filter((form) => form !== '')
+    // Longest first: a key holding another key is replaced whole.
+    .sort((a, b) => b.length - a.length);
+  return (line) => {
+    let scrubbed = line;
+    for (const form of forms) if (scrubbed.includes(form)) scrubbed = scrubbed.replaceAll(form, CENSOR);
+    return scrubbed;
+  };
 }
 
 // kafkajs 2.2 arms a timer with a negative delay whenever no broker throttle is active; Node clamps it to 1 ms and warns.

@@ -41,7 +41,8 @@ export type StopSignals = (onSignal: (signal: string) => void) => void;
 
 export async function runService(signals: StopSignals): Promise<void> {
   const config = readConfig();
-  const logger = createLogger(config.log.level);
+  const apiKeys = config.http.apiKeys?.map((apiKey) => apiKey.key);
+  const logger = createLogger(config.log.level, undefined, apiKeys);
   logProcessWarnings(logger);
   process.on('uncaughtException', (error) => fatal(logger, error, 'uncaught exception'));
   process.on('unhandledRejection', (error) => fatal(logger, error, 'unhandled rejection'));

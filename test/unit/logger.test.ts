@@ -24,3 +24,27 @@ describe('createLogger', () => {
     });
   });
 });
+
+describe('createLogger with the configured API keys', () => {
+  it('replaces a key wherever a line holds it (a request id, a message, a detail), also as JSON escapes it', () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    const plain = 'ADMINKEY0123456789abcdef';
+    const quoted = 'ci"key\\0123456789';
+    const logger = createLogger('debug', sink, [plain, quoted]);
+    logger.child({ reqId: plain }).debug({ detail: `query: Unrecognized key: "${plain}"` }, 'request rejected');
+    logger.info({ body: { note: quoted } }, `saw ${quoted}`);
+    logger.info({ other: 'ADMINKEY' }, 'a part of a key is no key');
+    const entries = lines.map((line) => JSON.parse(line));
+    expect(lines.join('')).not.toContain(plain);
+    expect(lines.join('')).not.toContain(JSON.stringify(quoted).slice(1, -1));
+    expect(entries[0]).toMatchObject({ reqId: '[redacted]', detail: 'query: Unrecognized key: "[redacted]"', msg: 'request rejected' });
+    expect(entries[1]).toMatchObject({ body: { note: '[redacted]' }, msg: 'saw [redacted]' });
+    expect(entries[2]).toMatchObject({ other: 'ADMINKEY' });
+  });
+});
