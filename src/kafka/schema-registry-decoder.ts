@@ -4,7 +4,8 @@ import { nonFiniteNumberProblem } from '../contracts/json-numbers.ts';
 import { AppError } from '../errors.ts';
 import { type RegistryDecoder, toPlainJson, WIRE_HEADER_LENGTH, wireSchemaId } from './fact-codec.ts';
 import { avroReadOptions, avroToJson, isAvroType } from './registry-avro.ts';
-import { compileProtobuf, decodeProtobuf, isProtobufSchema, type ProtobufFile, type ProtobufSchema } from './registry-protobuf.ts';
+import { compileJsonSchema, decodeJsonSchemaValue, isCompiledJsonSchema } from './registry-json-schema.ts';
+import { compileProtobuf, decodeProtobuf, isProtobufSchema } from './registry-protobuf.ts';
 
 /** Confluent's code for "schema not found": the only answer that proves an id will never decode. */
 const SCHEMA_NOT_FOUND = 40403;
@@ -49,33 +50,52 @@ export function classifyRegistryError(schemaId: number, error: unknown, answer: 
   return new Error(`schema id ${schemaId} cannot be used to decode: ${(error as Error).message}`, { cause: error });
 }
 
-/** A schema's Protobuf files as the registry holds them: its own text and every file it references; undefined for other types. */
-export type ProtobufSource = (schemaId: number) => Promise<{ schema: string; references: ProtobufFile[] } | undefined>;
+/** A schema another one references, by the name the referencing schema uses for it, with its text. */
+export interface ReferencedFile {
+  readonly name: string;
+  readonly schema: string;
+}
+
+/**
+ * A Protobuf or JSON Schema writer schema as the registry holds it: its text and every schema it references; undefined
+ * for an Avro schema.
+ */
+export type SchemaSource = (
+  schemaId: number,
+) => Promise<{ schemaType: 'PROTOBUF' | 'JSON'; schema: string; references: ReferencedFile[] } | undefined>;
 
 /** A RegistryDecoder over the registry client; writer schemas are cached by id, so only the first use of an id waits. */
 export function createRegistryDecoder({
   registry,
   probe = async () => ({}),
-  protobufSource,
+  schemaSource,
 }: {
   readonly registry: Pick<SchemaRegistry, 'getSchema' | 'decode'>;
   /** Asks for a schema id again after the client failed with a 404 or 400: its error keeps only the status. */
   readonly probe?: (schemaId: number) => Promise<RegistryProbe>;
-  /** Protobuf schemas are compiled here from their text: the client's compiler renames fields and misses some files. */
-  readonly protobufSource?: ProtobufSource;
+  /**
+   * Protobuf and JSON schemas are compiled here from their text: the client's Protobuf compiler renames fields and misses
+   * some files; its JSON Schema compiler knows draft-07 only and finds references only by `$id`.
+   */
+  readonly schemaSource?: SchemaSource;
 }): RegistryDecoder {
-  const protobufSchemas = new Map<number, Promise<ProtobufSchema | undefined>>();
-  /** The schema compiled here, once per id (a failure is not kept: a registry away is retried); undefined when not Protobuf. */
-  const protobufOf = (schemaId: number, source: ProtobufSource): Promise<ProtobufSchema | undefined> => {
-    let compiled = protobufSchemas.get(schemaId);
+  const ownSchemas = new Map<number, Promise<unknown>>();
+  /** The schema compiled here, once per id (a failure is not kept: a registry away is retried); undefined for Avro. */
+  const ownSchemaOf = (schemaId: number, source: SchemaSource): Promise<unknown> => {
+    let compiled = ownSchemas.get(schemaId);
     if (compiled === undefined) {
-      compiled = source(schemaId).then((files) => (files === undefined ? undefined : compileProtobuf(files.schema, files.references)));
-      compiled.catch(() => protobufSchemas.delete(schemaId));
-      protobufSchemas.set(schemaId, compiled);
+      compiled = source(schemaId).then((files) => {
+        if (files === undefined) return undefined;
+        return files.schemaType === 'PROTOBUF'
+          ? compileProtobuf(files.schema, files.references)
+          : compileJsonSchema(files.schema, files.references);
+      });
+      compiled.catch(() => ownSchemas.delete(schemaId));
+      ownSchemas.set(schemaId, compiled);
     }
     return compiled;
   };
-  /** The writer schema: the client's, or for Protobuf (or a file the client cannot compile) one compiled here. */
+  /** The writer schema: the client's for Avro, one compiled here for Protobuf and JSON Schema (or a schema the client cannot compile). */
   const schemaOf = async (schemaId: number): Promise<unknown> => {
     let schema: unknown;
     let clientError: unknown;
@@ -83,15 +103,15 @@ export function createRegistryDecoder({
       schema = await registry.getSchema(schemaId);
     } catch (error) {
       const status = (error as { status?: unknown } | null)?.status;
-      if (typeof status === 'number' || protobufSource === undefined) {
+      if (typeof status === 'number' || schemaSource === undefined) {
         throw classifyRegistryError(schemaId, error, status === 404 || status === 400 ? await probe(schemaId) : {});
       }
       clientError = error;
     }
-    if (protobufSource === undefined || (clientError === undefined && !isClientProtobuf(schema))) return schema;
-    let own: ProtobufSchema | undefined;
+    if (schemaSource === undefined || (clientError === undefined && isAvroType(schema))) return schema;
+    let own: unknown;
     try {
-      own = await protobufOf(schemaId, protobufSource);
+      own = await ownSchemaOf(schemaId, schemaSource);
     } catch (error) {
       const status = (error as { status?: unknown } | null)?.status;
       throw classifyRegistryError(schemaId, error, status === 404 ? await probe(schemaId) : {});
@@ -107,7 +127,9 @@ export function createRegistryDecoder({
       let decoded: unknown;
       try {
         if (isProtobufSchema(schema)) return decodeProtobuf(schema, value.subarray(WIRE_HEADER_LENGTH));
-        decoded = await registry.decode(value);
+        decoded = isCompiledJsonSchema(schema)
+          ? decodeJsonSchemaValue(schema, value.subarray(WIRE_HEADER_LENGTH))
+          : await registry.decode(value);
         // Avro values are read along their schema: unions unwrapped, bytes as text, so they equal their JSON twin.
         if (isAvroType(schema)) return avroToJson(schema, decoded);
       } catch (error) {
@@ -140,12 +162,6 @@ function decodeProblem(error: unknown): string {
   return `${message}: ${problems.join('; ')}${more}`;
 }
 
-/** The registry client's Protobuf schema (a compiled `message`), which the decoder replaces with its own. */
-function isClientProtobuf(schema: unknown): boolean {
-  const message = (schema as { message?: { fieldsArray?: unknown } } | null)?.message;
-  return Array.isArray(message?.fieldsArray);
-}
-
 /** The registry client's middleware type (its HTTP library's), taken from the client so no second copy is imported. */
 type RegistryMiddleware = NonNullable<ConstructorParameters<typeof SchemaRegistry>[0]['middlewares']>[number];
 
@@ -154,19 +170,19 @@ export const REGISTRY_TIMEOUT_MS = 10_000;
 
 /**
  * The registry client, how to read the registry's `error_code` for a schema id (the client's error drops the body), and
- * a Protobuf schema's files.
+ * a Protobuf or JSON schema's text with the schemas it references.
  */
 export interface ConnectedRegistry {
   readonly registry: SchemaRegistry;
   readonly probe: (schemaId: number) => Promise<RegistryProbe>;
-  readonly protobufSource: ProtobufSource;
+  readonly schemaSource: SchemaSource;
 }
 
 /**
  * The registry client for a base URL (for Apicurio, the ccompat/v7 API root). Every request has a time-out: a registry
  * that accepts connections but never answers would otherwise hold its partition's run, and every later use of the
- * schema id, for good. JSON Schemas compile leniently (unknown formats and keywords, any draft): the producer's
- * registry accepted them, and a stricter reader would dead-letter every value written with them.
+ * schema id, for good. The decoder compiles Protobuf and JSON schemas itself (schemaSource); the client's own JSON Schema
+ * compile is lenient (unknown formats and keywords ignored), so that it fails as seldom as possible before that.
  */
 export function connectSchemaRegistry(url: string, timeoutMs = REGISTRY_TIMEOUT_MS): ConnectedRegistry {
   const timeout: RegistryMiddleware = () => ({
@@ -194,7 +210,7 @@ export function connectSchemaRegistry(url: string, timeoutMs = REGISTRY_TIMEOUT_
   return {
     registry,
     probe: (schemaId) => probeRegistry(url, schemaId, timeoutMs),
-    protobufSource: (schemaId) => protobufFiles(url, schemaId, timeoutMs),
+    schemaSource: (schemaId) => schemaFiles(url, schemaId, timeoutMs),
   };
 }
 
@@ -255,17 +271,14 @@ interface SchemaAnswer {
   readonly references?: readonly { readonly name?: unknown; readonly subject?: unknown; readonly version?: unknown }[];
 }
 
-/** A Protobuf schema's text and every file it references, each once; undefined when the schema is of another type. */
-async function protobufFiles(
-  url: string,
-  schemaId: number,
-  timeoutMs: number,
-): Promise<{ schema: string; references: ProtobufFile[] } | undefined> {
+/** A Protobuf or JSON schema's text and every schema it references, each once; undefined for an Avro schema. */
+async function schemaFiles(url: string, schemaId: number, timeoutMs: number): ReturnType<SchemaSource> {
   const answer = (await registryGet(url, `/schemas/ids/${schemaId}`, timeoutMs)) as SchemaAnswer | undefined;
   // An answer that holds no schema (a proxy's or a login page) is the registry away, retried; it says nothing of the type.
   if (typeof answer?.schema !== 'string') throw Object.assign(new Error('the schema registry answered without a schema'), { status: 200 });
-  if (answer.schemaType !== 'PROTOBUF') return undefined;
-  const references: ProtobufFile[] = [];
+  const schemaType = answer.schemaType;
+  if (schemaType !== 'PROTOBUF' && schemaType !== 'JSON') return undefined;
+  const references: ReferencedFile[] = [];
   const seen = new Set<string>();
   const pending = [...(answer.references ?? [])];
   while (pending.length > 0) {
@@ -281,5 +294,5 @@ async function protobufFiles(
     references.push({ name: String(name), schema: referenced.schema });
     pending.push(...(referenced.references ?? []));
   }
-  return { schema: answer.schema, references };
+  return { schemaType, schema: answer.schema, references };
 }

@@ -365,6 +365,92 @@ describe('decoding through a registry', () => {
     });
   });
 
+  it('validates a JSON Schema value by the draft its schema declares: draft-04, 2019-09 and 2020-12 keywords as they mean', async () => {
+    const facts = (properties: object) => ({ type: 'object', properties: { facts: { type: 'object', properties } }, required: ['facts'] });
+    // draft-04: exclusiveMinimum is a boolean beside minimum (the draft-07 reader could not compile the schema at all).
+    answers.set(
+      31,
+      schemaAnswer(
+        { $schema: 'http://json-schema.org/draft-04/schema#', ...facts({ amt: { minimum: 0, exclusiveMinimum: true } }) },
+        'JSON',
+      ),
+    );
+    expect(await decoder.decode(framed(31, Buffer.from('{"facts":{"amt":5}}')))).toEqual({ facts: { amt: 5 } });
+    expect((await failureOf(framed(31, Buffer.from('{"facts":{"amt":0}}'))))?.message).toBe(
+      'value does not decode with schema id 31: invalid payload: /facts/amt must be > 0',
+    );
+    // 2020-12: prefixItems types each position, and items: false forbids more (draft-07 read items: false as "no items").
+    const pair = { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], items: false };
+    answers.set(32, schemaAnswer({ $schema: 'https://json-schema.org/draft/2020-12/schema', ...facts({ pair }) }, 'JSON'));
+    expect(await decoder.decode(framed(32, Buffer.from('{"facts":{"pair":["x",1]}}')))).toEqual({ facts: { pair: ['x', 1] } });
+    expect((await failureOf(framed(32, Buffer.from('{"facts":{"pair":[1,"x"]}}'))))?.message).toBe(
+      'value does not decode with schema id 32: invalid payload: /facts/pair/0 must be string',
+    );
+    expect(await failureOf(framed(32, Buffer.from('{"facts":{"pair":["x",1,2]}}')))).toMatchObject({ code: 'VALIDATION_ERROR' });
+    // 2019-09: dependentRequired.
+    answers.set(
+      33,
+      schemaAnswer(
+        {
+          $schema: 'https://json-schema.org/draft/2019-09/schema',
+          ...facts({ card: { type: 'object', dependentRequired: { pan: ['cvv'] } } }),
+        },
+        'JSON',
+      ),
+    );
+    expect(await decoder.decode(framed(33, Buffer.from('{"facts":{"card":{"pan":"1","cvv":"2"}}}')))).toEqual({
+      facts: { card: { pan: '1', cvv: '2' } },
+    });
+    expect((await failureOf(framed(33, Buffer.from('{"facts":{"card":{"pan":"1"}}}'))))?.message).toBe(
+      'value does not decode with schema id 33: invalid payload: /facts/card must have property cvv when property pan is present',
+    );
+  });
+
+  it('resolves a JSON Schema reference by the name the reference gives it, as Confluent serializers write them, or by its $id', async () => {
+    versions.set(
+      '/subjects/amount/versions/1',
+      JSON.stringify({ subject: 'amount', version: 1, id: 35, schema: JSON.stringify({ type: 'number', minimum: 0 }), schemaType: 'JSON' }),
+    );
+    versions.set(
+      '/subjects/currency/versions/2',
+      JSON.stringify({
+        subject: 'currency',
+        version: 2,
+        id: 36,
+        schema: JSON.stringify({ $id: 'https://schemas.example/currency.json', type: 'string', enum: ['EUR', 'USD'] }),
+        schemaType: 'JSON',
+      }),
+    );
+    answers.set(
+      34,
+      jsonAnswer({
+        schemaType: 'JSON',
+        schema: JSON.stringify({
+          type: 'object',
+          properties: {
+            facts: {
+              type: 'object',
+              properties: { amount: { $ref: 'amount.json' }, currency: { $ref: 'https://schemas.example/currency.json' } },
+            },
+          },
+        }),
+        references: [
+          { name: 'amount.json', subject: 'amount', version: 1 },
+          { name: 'currency.json', subject: 'currency', version: 2 },
+        ],
+      }),
+    );
+    expect(await decoder.decode(framed(34, Buffer.from('{"facts":{"amount":5,"currency":"EUR"}}')))).toEqual({
+      facts: { amount: 5, currency: 'EUR' },
+    });
+    expect((await failureOf(framed(34, Buffer.from('{"facts":{"amount":-1}}'))))?.message).toBe(
+      'value does not decode with schema id 34: invalid payload: /facts/amount must be >= 0',
+    );
+    expect((await failureOf(framed(34, Buffer.from('{"facts":{"currency":"XXX"}}'))))?.message).toBe(
+      'value does not decode with schema id 34: invalid payload: /facts/currency must be equal to one of the allowed values',
+    );
+  });
+
   it('decodes the Protobuf message the indexes name, with 64-bit integers as numbers and enums by name', async () => {
     const proto = `syntax = "proto3"; package p;
       message Other { string x = 1; }

@@ -1,0 +1,62 @@
+// JSON Schema values checked against their writer schema, compiled by the draft it declares, with the schemas it references.
+import { Ajv, type Options, type ValidateFunction } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import draft04 from 'ajv-draft-04';
+
+// A CommonJS module whose exports are the class, which also carries itself as `default` (the name its types know).
+const AjvDraft04 = draft04.default;
+
+/** A schema another one references, under the name its `$ref`s use (Confluent's references are by name). */
+export interface JsonSchemaFile {
+  readonly name: string;
+  readonly schema: string;
+}
+
+/** A writer schema compiled here (the registry client's compiler knows one draft and finds references only by `$id`). */
+export interface CompiledJsonSchema {
+  readonly validate: ValidateFunction;
+}
+
+/**
+ * Lenient, as the registry client was: the producer's registry accepted the schema, so unknown formats and keywords are
+ * ignored rather than refused, and the schema itself is not validated against its meta-schema.
+ */
+const OPTIONS: Options = { strict: false, validateSchema: false, logger: false };
+
+/** The validator of the draft a schema declares in `$schema`: draft-04, 2019-09, 2020-12; draft-06 and -07 otherwise. */
+function validatorFor(declared: unknown): Pick<Ajv, 'addSchema' | 'compile'> {
+  const uri = typeof declared === 'string' ? declared : '';
+  if (uri.includes('draft-04')) return new AjvDraft04(OPTIONS);
+  if (uri.includes('2019-09')) return new Ajv2019(OPTIONS);
+  if (uri.includes('2020-12')) return new Ajv2020(OPTIONS);
+  return new Ajv(OPTIONS);
+}
+
+/**
+ * Compiles a JSON Schema with its references, each found by the name it is referenced with and by its own `$id`.
+ * References are read by the draft of the schema that uses them. Throws when the schema cannot be compiled.
+ */
+export function compileJsonSchema(schema: string, references: readonly JsonSchemaFile[]): CompiledJsonSchema {
+  const root: unknown = JSON.parse(schema);
+  const ajv = validatorFor((root as { $schema?: unknown } | null)?.$schema);
+  for (const reference of references) ajv.addSchema(JSON.parse(reference.schema), reference.name);
+  return { validate: ajv.compile(root as object) };
+}
+
+export function isCompiledJsonSchema(schema: unknown): schema is CompiledJsonSchema {
+  return typeof (schema as Partial<CompiledJsonSchema> | null)?.validate === 'function';
+}
+
+/**
+ * The JSON value of a payload (after the wire header), once it validates. Throws a SyntaxError for text that is no JSON,
+ * and an `invalid payload` error whose `paths` say where and how the value breaks its schema.
+ */
+export function decodeJsonSchemaValue(schema: CompiledJsonSchema, payload: Buffer): unknown {
+  const value: unknown = JSON.parse(payload.toString('utf8'));
+  if (!schema.validate(value)) {
+    const paths = (schema.validate.errors ?? []).map((error) => ({ path: [error.instancePath], message: error.message }));
+    throw Object.assign(new Error('invalid payload'), { paths });
+  }
+  return value;
+}
