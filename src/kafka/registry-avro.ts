@@ -135,7 +135,9 @@ class DecimalAsNumber extends avro.types.LogicalType {
     this.scale = scale as number;
   }
 
-  protected override _fromValue(value: Buffer): number | UnreadableDecimal {
+  protected override _fromValue(value: Buffer | undefined): number | UnreadableDecimal {
+    // Bytes read past the end of a truncated value are none: fail as avsc does once the read is over.
+    if (value === undefined) throw new Error('truncated buffer');
     if (value.length === 0) return 0;
     let unscaled = BigInt.asIntN(value.length * 8, BigInt(`0x${value.toString('hex')}`));
     const negative = unscaled < 0n;

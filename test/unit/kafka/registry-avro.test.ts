@@ -129,6 +129,21 @@ describe('Avro decimals', () => {
     expect(() => read(schema, payment('04d2', '2710'))).toThrow('a decimal at fees.x has 5 digits, more than its precision of 3');
   });
 
+  it('says a value cut short before or inside a decimal is truncated, where it failed on reading a property of nothing', () => {
+    const schema = {
+      type: 'record',
+      name: 'Cut',
+      fields: [
+        { name: 'name', type: 'string' },
+        { name: 'amount', type: decimal(4, 2) },
+      ],
+    };
+    const whole = Buffer.concat([avroLong(11), Buffer.from('hello world'), bytes('0100')]);
+    expect(read(schema, whole)).toEqual({ name: 'hello world', amount: 2.56 });
+    for (let length = 0; length < whole.length; length += 1)
+      expect(() => read(schema, whole.subarray(0, length))).toThrow('truncated buffer');
+  });
+
   it('refuses a decimal within its precision that no double can hold, as 1e400 is refused in JSON', () => {
     const schema = { type: 'record', name: 'Wide', fields: [{ name: 'amount', type: decimal(500, 0) }] };
     expect(() => read(schema, bytes(huge))).toThrow('a decimal at amount is beyond the range of a double (±1.7976931348623157e308)');
