@@ -74,7 +74,7 @@ function linearEngine(pattern: string): RegExp | undefined {
 const COUNT = /\{(\d+)(,?)(\d*)\}/y;
 
 /**
- * A pattern's size with its counted repeats written out (`x{16}` is 16, `(?:ab|c){3}` 13): what the engines' work grows
+ * A pattern's size with its counted repeats written out (`x{16}` is 17, `(?:ab|c){3}` 13): what the engines' work grows
  * with. Each character and escape counts one, a character class as many as the characters inside its brackets, each
  * group and quantifier one more.
  */
