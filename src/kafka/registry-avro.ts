@@ -216,10 +216,9 @@ export function isAvroType(schema: unknown): schema is AvroType {
 
 /**
  * A decoded Avro value as plain JSON data. Union values (read wrapped, as `{"long": 7200}`) come out as their branch's
- * value; bytes and fixed become text with one
- * character per byte (Avro's own JSON encoding); longs past 2^53 lose precision as JSON numbers do (avroReadOptions);
- * floats are the shortest decimal of their 32 bits; NaN and infinities, which JSON cannot hold, become null. Throws on a
- * decimal no number stands for, naming its path.
+ * value; bytes and fixed become text with one character per byte (Avro's own JSON encoding); longs past 2^53 lose
+ * precision as JSON numbers do (avroReadOptions); floats are the shortest decimal of their 32 bits; NaN and infinities,
+ * which JSON cannot hold, become null. Throws on a decimal no number stands for, naming its path.
  */
 export function avroToJson(type: AvroType, value: unknown, path = ''): unknown {
   if (value === null || value === undefined) return null;

@@ -15,6 +15,7 @@ export interface JsonSchemaFile {
 
 /** A writer schema compiled here (the registry client's compiler knows one draft and finds references only by `$id`). */
 export interface CompiledJsonSchema {
+  readonly kind: 'json-schema';
   readonly validate: ValidateFunction;
 }
 
@@ -41,11 +42,11 @@ export function compileJsonSchema(schema: string, references: readonly JsonSchem
   const root: unknown = JSON.parse(schema);
   const ajv = validatorFor((root as { $schema?: unknown } | null)?.$schema);
   for (const reference of references) ajv.addSchema(JSON.parse(reference.schema), reference.name);
-  return { validate: ajv.compile(root as object) };
+  return { kind: 'json-schema', validate: ajv.compile(root as object) };
 }
 
 export function isCompiledJsonSchema(schema: unknown): schema is CompiledJsonSchema {
-  return typeof (schema as Partial<CompiledJsonSchema> | null)?.validate === 'function';
+  return (schema as Partial<CompiledJsonSchema> | null)?.kind === 'json-schema';
 }
 
 /**
