@@ -1,7 +1,7 @@
 // One process per embedded data directory, checked against real processes and files.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -54,5 +54,42 @@ describe('lockDataDir', () => {
     const lock = await lockDataDir(dir);
     expect((await readFile(join(dir, LOCK_FILE), 'utf8')).trim()).toBe(String(process.pid));
     await lock.release();
+  });
+
+  it('lets exactly one of several processes starting at the same instant take a directory, free or left stale', async () => {
+    const base = await dataDir();
+    const trials = 60;
+    // A pid that is no process: half the directories hold a lock its holder left behind.
+    const dead = await otherProcess();
+    dead.kill('SIGKILL');
+    await once(dead, 'exit');
+    for (let trial = 0; trial < trials; trial++) {
+      await mkdir(join(base, String(trial)));
+      if (trial % 2 === 1) await writeFile(join(base, String(trial), LOCK_FILE), `${dead.pid}\n`);
+    }
+    const racer = new URL('../../fixtures/lock-racer.ts', import.meta.url).pathname;
+    const startAt = Date.now() + 1_500;
+    const racers = [0, 1, 2].map(() =>
+      spawn(process.execPath, [racer, base, String(startAt), String(trials), '30'], { stdio: ['ignore', 'pipe', 'inherit'] }),
+    );
+    const outputs = await Promise.all(
+      racers.map(async (child) => {
+        let text = '';
+        child.stdout!.on('data', (chunk: Buffer) => {
+          text += chunk.toString('utf8');
+        });
+        const [code] = await once(child, 'exit');
+        expect(code).toBe(0);
+        return text
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as { trial: number; taken: boolean });
+      }),
+    );
+    const takersPerTrial = Array.from(
+      { length: trials },
+      (_, trial) => outputs.filter((lines) => lines.find((line) => line.trial === trial)?.taken === true).length,
+    );
+    expect(takersPerTrial).toEqual(Array.from({ length: trials }, () => 1));
   });
 });
