@@ -192,7 +192,13 @@ const topic = (fallback: string) =>
   );
 /** The words docs/operations.md lists (any case); zod's own list also takes y/n and enabled/disabled. */
 const BOOLEAN_WORDS = { truthy: ['true', '1', 'yes', 'on'], falsy: ['false', '0', 'no', 'off'] };
-const flag = (fallback: boolean) => optional(z.stringbool(BOOLEAN_WORDS)).transform((value) => value ?? fallback);
+const flag = (fallback: boolean) =>
+  optional(
+    z
+      .string()
+      .trim()
+      .pipe(z.stringbool({ ...BOOLEAN_WORDS, error: `must be one of ${[...BOOLEAN_WORDS.truthy, ...BOOLEAN_WORDS.falsy].join(', ')}` })),
+  ).transform((value) => value ?? fallback);
 
 /** Longest delay a Node timer keeps (about 24.8 days); a longer one fires after 1 ms instead. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -344,11 +350,12 @@ const envSchema = z.object({
       .filter((broker) => broker !== '');
     // Set but naming none (", "): a template's unset variables, not a wish to run without Kafka.
     if (value !== undefined && brokers.length === 0) ctx.addIssue({ code: 'custom', message: 'must list host:port brokers, or be unset' });
-    for (const broker of brokers) {
+    // One message a variable: the first broker that is not host:port.
+    const bad = brokers.find((broker) => {
       const port = Number(/^[^\s:/]+:(\d{1,5})$/.exec(broker)?.[1] ?? Number.NaN);
-      if (!(port >= 1 && port <= 65_535))
-        ctx.addIssue({ code: 'custom', message: `"${broker}" must be host:port (a port from 1 to 65535)` });
-    }
+      return !(port >= 1 && port <= 65_535);
+    });
+    if (bad !== undefined) ctx.addIssue({ code: 'custom', message: `"${bad}" must be host:port (a port from 1 to 65535)` });
     return brokers;
   }),
   KAFKA_FACTS_TOPIC: topic('rules.facts'),

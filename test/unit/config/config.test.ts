@@ -70,7 +70,7 @@ describe('loadConfig', () => {
       KAFKA_DLQ_TOPIC: 'dead',
       KAFKA_CHANGELOG_TOPIC: 'rule-changes',
       KAFKA_GROUP_ID: 'group',
-      KAFKA_EXACTLY_ONCE: 'true',
+      KAFKA_EXACTLY_ONCE: ' true ',
       KAFKA_STREAMING: 'yes',
       KAFKA_STREAMING_SESSION_TTL: '2d',
       KAFKA_RECORD_EXECUTIONS: 'false',
@@ -194,9 +194,9 @@ describe('loadConfig', () => {
     ['KAFKA_BROKERS', 'a:9092,b:0', 'KAFKA_BROKERS: "b:0" must be host:port'],
     ['HOST', 'not a host!!', 'HOST: must be a host name or an IP address'],
     ['HOST', '[::1]', 'HOST: must be a host name or an IP address (IPv6 without brackets)'],
-    ['KAFKA_EXACTLY_ONCE', 'maybe', 'KAFKA_EXACTLY_ONCE: Invalid option'],
+    ['KAFKA_EXACTLY_ONCE', 'maybe', 'KAFKA_EXACTLY_ONCE: must be one of true, 1, yes, on, false, 0, no, off (got "maybe")'],
     // Only the words documented: zod's own list takes y/n and enabled/disabled too.
-    ['KAFKA_STREAMING', 'y', 'KAFKA_STREAMING: Invalid option: expected one of "true"|"1"|"yes"|"on"|"false"|"0"|"no"|"off"'],
+    ['KAFKA_STREAMING', 'y', 'KAFKA_STREAMING: must be one of true, 1, yes, on, false, 0, no, off (got "y")'],
     ['KAFKA_PARTITIONS', '-1', 'KAFKA_PARTITIONS: must be a whole number'],
     ['RULES_SESSION_CACHE_FACTS', '-1', 'RULES_SESSION_CACHE_FACTS: must be a whole number'],
     ['RULES_SESSION_CACHE_FACTS', 'lots', 'RULES_SESSION_CACHE_FACTS: must be a whole number (got "lots")'],
@@ -227,6 +227,7 @@ describe('loadConfig', () => {
     ['PORT', '99999999999999999999', 'PORT: must be at most 65535'],
     ['DATABASE_URL', 'db.example.com:5432/rules', 'DATABASE_URL: must be a URL of the form postgres://db:5432/rules'],
     ['REDIS_URL', 'redis://:pw@', 'REDIS_URL: must be a URL with a valid host and port, e.g. redis://cache:6379'],
+    ['KAFKA_BROKERS', 'kafka1,kafka2:0,kafka3:9092', 'KAFKA_BROKERS: "kafka1" must be host:port (a port from 1 to 65535)'],
   ])('says one thing of %s=%s, the first rule it breaks', (variable, value, expected) => {
     const lines = configError({ [variable]: value })
       .split('\n')
