@@ -43,9 +43,12 @@ async function main(): Promise<void> {
   // A closed terminal: stop everything as for Ctrl-C rather than leave the service running without its stack.
   process.on('SIGHUP', () => void shutdown(129));
   // npm does not pass a SIGTERM sent to `npm run dev` on: once npm is gone (this process re-parented), stop as for one.
+  // Once: seen again a second later it would count as a repeated signal and cut the stop short.
   const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid !== parent) void shutdown(143);
+  const parentWatch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(parentWatch);
+    if (!stopping) void shutdown(143);
   }, 1_000).unref();
 
   const databaseUrl = await devDatabase(stack);
