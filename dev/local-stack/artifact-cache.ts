@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { access, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { removeAbandoned } from './abandoned-files.ts';
 
 const COMPLETE_MARKER = '.complete';
 
@@ -18,6 +19,8 @@ export async function isInstalled(dir: string): Promise<boolean> {
  */
 export async function ensureInstalled(dir: string, install: (staging: string) => Promise<void>): Promise<'cached' | 'downloaded'> {
   if (await isInstalled(dir)) return 'cached';
+  // A download cut short by a killed run (hundreds of MB) is not kept.
+  await removeAbandoned(dir, '.staging-');
   const staging = `${dir}.staging-${process.pid}-${randomBytes(4).toString('hex')}`;
   await mkdir(staging, { recursive: true });
   try {

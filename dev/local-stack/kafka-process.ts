@@ -1,5 +1,5 @@
 // Apache Kafka as a local JVM process: jars from Maven Central (cached), KRaft storage formatted per run, free ports.
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ensureInstalled } from './artifact-cache.ts';
 import { classDataArchive } from './class-data-archive.ts';
@@ -53,20 +53,30 @@ export async function startKafkaProcess(
   // An argument file keeps the 60-jar class path out of process listings and error messages.
   await writeFile(argsFile, `-cp ${jars.map((name) => join(libs, name)).join(':')}\n`);
   const base = [...JVM_FLAGS, `-Dlog4j.configuration=file:${join(dir, 'log4j.properties')}`];
-  const archive = await classDataArchive(context.cacheDir, `kafka-${KAFKA_VERSION}`, java);
-
-  // Only a reused archive helps the formatter; recording one is the broker's job.
-  await runOrThrow('Kafka storage format', java.bin, [
-    ...base,
-    ...(archive.reused ? archive.flags : []),
-    `@${argsFile}`,
-    'kafka.tools.StorageTool',
-    'format',
-    '--cluster-id',
-    randomClusterId(),
-    '--config',
-    properties,
-  ]);
+  let archive = await classDataArchive(context.cacheDir, `kafka-${KAFKA_VERSION}`, java);
+  // In the run folder: a JVM that crashes writes its report (hs_err_pid….log) to its working directory.
+  const format = (flags: readonly string[]) =>
+    runOrThrow(
+      'Kafka storage format',
+      java.bin,
+      [...base, ...flags, `@${argsFile}`, 'kafka.tools.StorageTool', 'format', '--cluster-id', randomClusterId(), '--config', properties],
+      { cwd: dir },
+    );
+  try {
+    // Only a reused archive helps the formatter; recording one is the broker's job.
+    await format(archive.reused ? archive.flags : []).catch(async (error: unknown) => {
+      if (!archive.reused) throw error;
+      // A damaged archive crashes every JVM that maps it (SIGBUS on a cut-short file): without it, and record a new one.
+      await archive.discard();
+      archive = await classDataArchive(context.cacheDir, `kafka-${KAFKA_VERSION}`, java);
+      await rm(join(dir, 'data'), { recursive: true, force: true });
+      await mkdir(join(dir, 'data'), { recursive: true });
+      await format([]);
+    });
+  } catch (error) {
+    // A jar cut short or missing reads as a class Java cannot find: say where the cache is.
+    throw new Error(`${(error as Error).message}\nIf the Kafka cache ${home} is damaged, delete it to fetch again.`, { cause: error });
+  }
 
   const endpoint = `${HOST}:${broker}`;
   const server = startSupervised(java.bin, [...base, ...archive.flags, `@${argsFile}`, 'kafka.Kafka', properties], {

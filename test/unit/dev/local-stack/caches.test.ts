@@ -1,4 +1,6 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -48,6 +50,15 @@ describe('ensureInstalled', () => {
     expect(await readdir(root)).toEqual([]);
   });
 
+  it('removes the staging folder of a run that was killed, keeping those of runs still going', async () => {
+    const dir = join(root, 'kafka-3.9.2');
+    const dead = await deadPid();
+    await mkdir(join(root, `kafka-3.9.2.staging-${dead}-0a1b2c3d`));
+    await mkdir(join(root, `kafka-3.9.2.staging-${process.pid}-0a1b2c3d`));
+    expect(await ensureInstalled(dir, async (staging) => writeFile(join(staging, 'kafka.jar'), 'jar'))).toBe('downloaded');
+    expect((await readdir(root)).sort()).toEqual(['kafka-3.9.2', `kafka-3.9.2.staging-${process.pid}-0a1b2c3d`]);
+  });
+
   it('lets two cold starts install at the same time and keeps one complete copy', async () => {
     const dir = join(root, 'kafka');
     const install = async (staging: string) => writeFile(join(staging, 'kafka.jar'), 'jar');
@@ -83,6 +94,26 @@ describe('classDataArchive', () => {
     expect((await classDataArchive(root, 'registry', java)).reused).toBe(false);
   });
 
+  it('deletes a reused archive a JVM could not start with, so the next run records a new one', async () => {
+    const first = await classDataArchive(root, 'kafka', java);
+    await writeFile(first.flags[0]!.replace('-XX:ArchiveClassesAtExit=', ''), 'archive');
+    await first.settle(0);
+    const reused = await classDataArchive(root, 'kafka', java);
+    expect(reused.reused).toBe(true);
+    await reused.discard();
+    expect((await classDataArchive(root, 'kafka', java)).reused).toBe(false);
+  });
+
+  it('removes archives that killed runs were recording, keeping those of runs still going', async () => {
+    const dead = await deadPid();
+    await mkdir(join(root, 'class-data'));
+    const name = 'kafka-java-17.0.15.jsa';
+    await writeFile(join(root, 'class-data', `${name}.${dead}-0a1b2c3d.tmp`), 'partial');
+    await writeFile(join(root, 'class-data', `${name}.${process.pid}-0a1b2c3d.tmp`), 'recording');
+    expect((await classDataArchive(root, 'kafka', java)).reused).toBe(false);
+    expect((await readdir(join(root, 'class-data'))).sort()).toEqual([`${name}.${process.pid}-0a1b2c3d.tmp`]);
+  });
+
   it('is never shared between JVM versions', async () => {
     const first = await classDataArchive(root, 'kafka', java);
     await writeFile(first.flags[0]!.replace('-XX:ArchiveClassesAtExit=', ''), 'archive');
@@ -90,3 +121,11 @@ describe('classDataArchive', () => {
     expect((await classDataArchive(root, 'kafka', { ...java, version: '17.0.16' })).reused).toBe(false);
   });
 });
+
+/** A pid no process has now: that of a child that has exited. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '']);
+  const [code] = await once(child, 'exit');
+  expect(code).toBe(0);
+  return child.pid!;
+}
