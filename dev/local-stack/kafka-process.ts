@@ -60,7 +60,7 @@ export async function startKafkaProcess(
       'Kafka storage format',
       java.bin,
       [...base, ...flags, `@${argsFile}`, 'kafka.tools.StorageTool', 'format', '--cluster-id', randomClusterId(), '--config', properties],
-      { cwd: dir },
+      { cwd: dir, timeoutMs: context.readyTimeoutMs },
     );
   try {
     // Only a reused archive helps the formatter; recording one is the broker's job.

@@ -9,26 +9,30 @@ export interface MavenCoordinate {
   readonly version: string;
 }
 
-const MVN_FLAGS = ['-B', '--no-transfer-progress'];
+/**
+ * A connection that stops sending fails after a minute (Maven's own default waits half an hour for each read); the whole
+ * download, about 200 MB, is given half an hour.
+ */
+const MVN_FLAGS = ['-B', '--no-transfer-progress', '-Daether.connector.connectTimeout=30000', '-Daether.connector.requestTimeout=60000'];
+const DOWNLOAD_MS = 30 * 60_000;
 
 /** Copies the artifacts and all their runtime dependencies into `outputDir`, through a generated throwaway pom.xml. */
 export async function copyDependencies(workDir: string, dependencies: readonly MavenCoordinate[], outputDir: string): Promise<void> {
   const pom = join(workDir, 'pom.xml');
   await writeFile(pom, pomXml(dependencies));
-  await runOrThrow('Maven download', 'mvn', [
-    ...MVN_FLAGS,
-    '-f',
-    pom,
-    'dependency:copy-dependencies',
-    '-DincludeScope=runtime',
-    `-DoutputDirectory=${outputDir}`,
-  ]);
+  await runOrThrow(
+    'Maven download',
+    'mvn',
+    [...MVN_FLAGS, '-f', pom, 'dependency:copy-dependencies', '-DincludeScope=runtime', `-DoutputDirectory=${outputDir}`],
+    { timeoutMs: DOWNLOAD_MS },
+  );
 }
 
 /** Copies one artifact (`group:artifact:version:type[:classifier]`) into `outputDir`, without its dependencies. */
 export async function copyArtifact(workDir: string, artifact: string, outputDir: string): Promise<void> {
   await runOrThrow('Maven download', 'mvn', [...MVN_FLAGS, 'dependency:copy', `-Dartifact=${artifact}`, `-DoutputDirectory=${outputDir}`], {
     cwd: workDir,
+    timeoutMs: DOWNLOAD_MS,
   });
 }
 

@@ -28,6 +28,16 @@ describe('runOrThrow', () => {
     );
   });
 
+  it('stops a command that runs past its time limit and says so, with what it printed', async () => {
+    const started = Date.now();
+    await expect(
+      runOrThrow('Maven download', 'sh', ['-c', 'echo "Downloading from central"; sleep 30'], { timeoutMs: 300 }),
+    ).rejects.toThrow(
+      'Maven download did not finish within 300 ms and was stopped: `sh -c \'echo "Downloading from central"; sleep 30\'`\nDownloading from central',
+    );
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   it('says which program is missing', async () => {
     await expect(runCommand('no-such-program-here', ['--version'])).rejects.toThrow(
       'could not run `no-such-program-here --version`: no-such-program-here is not on PATH',
