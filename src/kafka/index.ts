@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { KafkaConfig } from '../config.ts';
 import type { RuleChangeMessage } from '../contracts/kafka-messages.ts';
 import { BatchProcessor, type EvaluateFactMessage } from './batch-processor.ts';
+import { registerCompressionCodecs } from './compression-codecs.ts';
 import { readLag } from './consumer-lag.ts';
 import { type ConsumerState, consumerReady, FactConsumer } from './fact-consumer.ts';
 import { kafkajsLevel, pinoLogCreator } from './kafkajs-log.ts';
@@ -153,6 +154,8 @@ export async function startKafkaPipeline(deps: KafkaPipelineDeps): Promise<Kafka
   const instanceId = deps.instanceId ?? randomUUID();
   const { changelogTopic } = config;
   const log = logger.child({ component: 'kafka' });
+  // Producers may compress with any codec Kafka knows; a batch kafkajs cannot read stops its partition for good.
+  registerCompressionCodecs();
   const kafka = new Kafka({
     clientId: `rules-evaluator-${instanceId}`,
     brokers: [...config.brokers],
