@@ -26,16 +26,22 @@ export function createLogger(
         paths: ['req.headers.authorization', 'req.headers["x-api-key"]', '*.apiKeys', '*.databaseUrl', '*.command.args'],
         censor: CENSOR,
       },
-      ...(secrets.length === 0 ? {} : { hooks: { streamWrite: scrubber(secrets) } }),
+      ...(secrets.some((secret) => secret.length >= MIN_SCRUBBED_LENGTH) ? { hooks: { streamWrite: scrubber(secrets) } } : {}),
     },
     destination,
   );
 }
 
+/**
+ * Shortest secret replaced in lines: a shorter one ("0", "info") would also match timestamps, levels and numbers, and
+ * break every line; a key that short is no secret anyway.
+ */
+export const MIN_SCRUBBED_LENGTH = 8;
+
 /** Replaces each secret in a written line, as it stands and as JSON escapes it (a key may hold `"` or `\`). */
 function scrubber(secrets: readonly string[]): (line: string) => string {
   const forms = [...new Set(secrets.flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1)]))]
-    .filter((form) => form !== '')
+    .filter((form) => form.length >= MIN_SCRUBBED_LENGTH)
     // Longest first: a key holding another key is replaced whole.
     .sort((a, b) => b.length - a.length);
   return (line) => {

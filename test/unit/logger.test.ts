@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.ts';
+import { createLogger, MIN_SCRUBBED_LENGTH } from '../../src/logger.ts';
 
 describe('createLogger', () => {
   it("never writes a client error's command arguments (AUTH's password), keeping the rest of the error", () => {
@@ -46,5 +46,18 @@ describe('createLogger with the configured API keys', () => {
     expect(entries[0]).toMatchObject({ reqId: '[redacted]', detail: 'query: Unrecognized key: "[redacted]"', msg: 'request rejected' });
     expect(entries[1]).toMatchObject({ body: { note: '[redacted]' }, msg: 'saw [redacted]' });
     expect(entries[2]).toMatchObject({ other: 'ADMINKEY' });
+  });
+
+  it(`leaves keys shorter than ${MIN_SCRUBBED_LENGTH} characters in lines, where they broke timestamps, levels and numbers`, () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    const logger = createLogger('info', sink, ['0', 'info']);
+    logger.info({ revision: 10 }, 'rules compiled');
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'info', revision: 10, msg: 'rules compiled' });
   });
 });
