@@ -35,14 +35,30 @@ function validatorFor(declared: unknown): Pick<Ajv, 'addSchema' | 'compile'> {
 }
 
 /**
- * Compiles a JSON Schema with its references, each found by the name it is referenced with and by its own `$id`.
- * References are read by the draft of the schema that uses them. Throws when the schema cannot be compiled.
+ * Compiles a JSON Schema with its references, each found by the name it is referenced with (also resolved against the
+ * root's `$id`, as Confluent's and Apicurio's serializers resolve it) and by its own `$id`. References are read by the
+ * draft of the schema that uses them. Throws when the schema cannot be compiled.
  */
 export function compileJsonSchema(schema: string, references: readonly JsonSchemaFile[]): CompiledJsonSchema {
   const root: unknown = JSON.parse(schema);
-  const ajv = validatorFor((root as { $schema?: unknown } | null)?.$schema);
-  for (const reference of references) ajv.addSchema(JSON.parse(reference.schema), reference.name);
+  const { $schema, $id } = (root ?? {}) as { $schema?: unknown; $id?: unknown };
+  const ajv = validatorFor($schema);
+  for (const reference of references) {
+    const parsed: unknown = JSON.parse(reference.schema);
+    // The same object under each name: its own $id is registered once.
+    for (const name of new Set([reference.name, resolvedAgainst(reference.name, $id)])) ajv.addSchema(parsed as object, name);
+  }
   return { kind: 'json-schema', validate: ajv.compile(root as object) };
+}
+
+/** `name` as a `$ref` in a schema whose `$id` is `base` reaches it: resolved against that URI, or as it is without one. */
+function resolvedAgainst(name: string, base: unknown): string {
+  if (typeof base !== 'string') return name;
+  try {
+    return new URL(name, base).href;
+  } catch {
+    return name;
+  }
 }
 
 export function isCompiledJsonSchema(schema: unknown): schema is CompiledJsonSchema {

@@ -406,6 +406,35 @@ describe('decoding through a registry', () => {
     );
   });
 
+  it("resolves a reference named relative to the root schema's $id, as Confluent and Apicurio serializers resolve it", async () => {
+    versions.set(
+      '/subjects/amount-rel/versions/1',
+      JSON.stringify({
+        subject: 'amount-rel',
+        version: 1,
+        id: 38,
+        schema: JSON.stringify({ type: 'number', minimum: 0 }),
+        schemaType: 'JSON',
+      }),
+    );
+    answers.set(
+      37,
+      jsonAnswer({
+        schemaType: 'JSON',
+        schema: JSON.stringify({
+          $id: 'https://example.com/schemas/fact.json',
+          type: 'object',
+          properties: { facts: { type: 'object', properties: { amount: { $ref: 'amount.json' } } } },
+        }),
+        references: [{ name: 'amount.json', subject: 'amount-rel', version: 1 }],
+      }),
+    );
+    expect(await decoder.decode(framed(37, Buffer.from('{"facts":{"amount":5}}')))).toEqual({ facts: { amount: 5 } });
+    expect((await failureOf(framed(37, Buffer.from('{"facts":{"amount":-1}}'))))?.message).toBe(
+      'value does not decode with schema id 37: invalid payload: /facts/amount must be >= 0',
+    );
+  });
+
   it('resolves a JSON Schema reference by the name the reference gives it, as Confluent serializers write them, or by its $id', async () => {
     versions.set(
       '/subjects/amount/versions/1',
