@@ -1,7 +1,7 @@
 // One process per embedded data directory: PGlite takes no lock of its own, and a second process silently loses writes.
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { copyFile, link, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, link, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -11,8 +11,11 @@ export interface DataDirLock {
   release(): Promise<void>;
 }
 
-/** How long to keep trying while other processes take and leave the lock (each try takes milliseconds). */
-const TAKE_MS = 2_000;
+/**
+ * How long to keep trying while other processes take and leave the lock (each try takes milliseconds), longer than a
+ * takeover file may stand before it counts as left behind.
+ */
+const TAKE_MS = 10_000;
 
 /**
  * Takes the data directory for this process (a lock file holding its pid), or fails naming the process that holds it.
@@ -44,25 +47,51 @@ export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
   }
 }
 
+/** A takeover lasts milliseconds: a takeover file older than this was left behind, whatever process now has its pid. */
+const TAKEOVER_LEFT_MS = 5_000;
+
 /**
- * Removes the stale lock as it was read (same file, same pid: a new lock may reuse a freed inode), holding the takeover
- * lock while it checks and removes: a check and a removal by two processes in turn would delete a lock the other had
- * just taken.
+ * Removes the stale lock as it was read, holding the takeover lock while it checks and removes: a check and a removal
+ * by two processes in turn would delete a lock the other had just taken.
  */
-async function removeStale(mine: string, path: string, stale: { pid: number; inode: number }): Promise<void> {
+async function removeStale(mine: string, path: string, stale: LockFile): Promise<void> {
   const takeover = `${path}.takeover`;
   if (!(await placed(mine, takeover))) {
     const other = await readLock(takeover);
-    // Left by a process that died while taking over; otherwise another process is at it, for a moment.
-    if (other !== undefined && other.pid !== process.pid && !isRunning(other.pid)) await rm(takeover, { force: true });
+    // Left by a process that died while taking over (or an earlier run under this pid); else another is at it, briefly.
+    const left =
+      other !== undefined && (other.pid === process.pid || !isRunning(other.pid) || Date.now() - other.modifiedMs > TAKEOVER_LEFT_MS);
+    if (left) await removeIfSame(takeover, other);
     else await sleep(5);
     return;
   }
   try {
+    // Under the takeover lock nobody else removes the lock file, and nobody can put one where it stands.
     const now = await readLock(path);
     if (now !== undefined && now.inode === stale.inode && Object.is(now.pid, stale.pid)) await rm(path, { force: true });
   } finally {
     await rm(takeover, { force: true });
+  }
+}
+
+/**
+ * Removes a takeover file left behind if it is still the one read (same file, same pid). It is moved aside first, so one
+ * another process has put there meanwhile is recognised and put back instead of deleted.
+ */
+async function removeIfSame(path: string, read: LockFile): Promise<void> {
+  const aside = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.old`;
+  try {
+    await rename(path, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  try {
+    const moved = await readLock(aside);
+    if (moved !== undefined && (moved.inode !== read.inode || !Object.is(moved.pid, read.pid)))
+      await link(aside, path).catch(() => undefined);
+  } finally {
+    await rm(aside, { force: true });
   }
 }
 
@@ -88,8 +117,15 @@ async function place(written: string, path: string): Promise<void> {
   }
 }
 
-/** The lock's pid (NaN when unreadable) and the file it was read from; undefined when there is no lock any more. */
-async function readLock(path: string): Promise<{ pid: number; inode: number } | undefined> {
+/** A lock file as read: its pid (NaN when unreadable), which file it was, and when it was written. */
+interface LockFile {
+  readonly pid: number;
+  readonly inode: number;
+  readonly modifiedMs: number;
+}
+
+/** The lock file at `path`; undefined when there is none any more. */
+async function readLock(path: string): Promise<LockFile | undefined> {
   let handle: Awaited<ReturnType<typeof open>>;
   try {
     handle = await open(path, 'r');
@@ -99,7 +135,7 @@ async function readLock(path: string): Promise<{ pid: number; inode: number } | 
   }
   try {
     const [text, stats] = await Promise.all([handle.readFile('utf8'), handle.stat()]);
-    return { pid: Number.parseInt(text, 10), inode: stats.ino };
+    return { pid: Number.parseInt(text, 10), inode: stats.ino, modifiedMs: stats.mtimeMs };
   } finally {
     await handle.close();
   }

@@ -1,7 +1,7 @@
 // One process per embedded data directory, checked against real processes and files.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -54,6 +54,21 @@ describe('lockDataDir', () => {
     const lock = await lockDataDir(dir);
     expect((await readFile(join(dir, LOCK_FILE), 'utf8')).trim()).toBe(String(process.pid));
     await lock.release();
+  });
+
+  it('takes over a stale lock beside a takeover file left by a process that died while taking over, or an earlier run under this pid', async () => {
+    const holder = await otherProcess();
+    holder.kill('SIGKILL');
+    await once(holder, 'exit');
+    for (const leftBy of [holder.pid, process.pid]) {
+      const dir = await dataDir();
+      await writeFile(join(dir, LOCK_FILE), `${holder.pid}\n`);
+      await writeFile(join(dir, `${LOCK_FILE}.takeover`), `${leftBy}\n`);
+      const lock = await lockDataDir(dir);
+      expect((await readFile(join(dir, LOCK_FILE), 'utf8')).trim()).toBe(String(process.pid));
+      expect(await readdir(dir)).toEqual([LOCK_FILE]);
+      await lock.release();
+    }
   });
 
   it('lets exactly one of several processes starting at the same instant take a directory, free or left stale', async () => {
