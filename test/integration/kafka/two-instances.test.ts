@@ -140,8 +140,10 @@ describe('Kafka pipeline: two instances', () => {
       );
       expect(propagated).toBe(true);
       // It travelled on this deployment's own changelog (KAFKA_CHANGELOG_TOPIC), not the default every deployment shares.
-      const offsets = await admin.fetchTopicOffsets(topics.changelog);
-      expect(offsets.reduce((sum, partition) => sum + Number(partition.high), 0)).toBeGreaterThan(0);
+      // Published once the creating request was answered, so possibly after the other instance saw the rule in the database.
+      const published = async () =>
+        (await admin.fetchTopicOffsets(topics.changelog)).reduce((sum, partition) => sum + Number(partition.high), 0) > 0;
+      expect(await eventually(published, 10_000, 50)).toBe(true);
       // Reported for docs/kafka.md; the target is one second, checked by eye rather than by a timed assertion.
       console.info(`rule change reached the other instance after ${seenAfterMs.toFixed(0)} ms`);
 
