@@ -60,7 +60,7 @@ async function removeStale(mine: string, path: string, stale: LockFile): Promise
     const other = await readLock(takeover);
     // Left by a process that died while taking over (or an earlier run under this pid); else another is at it, briefly.
     const left =
-      other !== undefined && (other.pid === process.pid || !isRunning(other.pid) || Date.now() - other.modifiedMs > TAKEOVER_LEFT_MS);
+      other !== undefined && (other.pid === process.pid || !isRunning(other.pid) || Date.now() - other.linkedMs > TAKEOVER_LEFT_MS);
     if (left) await removeIfSame(takeover, other);
     else await sleep(5);
     return;
@@ -117,11 +117,12 @@ async function place(written: string, path: string): Promise<void> {
   }
 }
 
-/** A lock file as read: its pid (NaN when unreadable), which file it was, and when it was written. */
+/** A lock file as read: its pid (NaN when unreadable), which file it was, and when it was put in place. */
 interface LockFile {
   readonly pid: number;
   readonly inode: number;
-  readonly modifiedMs: number;
+  /** The file's change time, which a link sets: a lock written long before its process could place it is still new. */
+  readonly linkedMs: number;
 }
 
 /** The lock file at `path`; undefined when there is none any more. */
@@ -135,7 +136,7 @@ async function readLock(path: string): Promise<LockFile | undefined> {
   }
   try {
     const [text, stats] = await Promise.all([handle.readFile('utf8'), handle.stat()]);
-    return { pid: Number.parseInt(text, 10), inode: stats.ino, modifiedMs: stats.mtimeMs };
+    return { pid: Number.parseInt(text, 10), inode: stats.ino, linkedMs: stats.ctimeMs };
   } finally {
     await handle.close();
   }
