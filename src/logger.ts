@@ -15,6 +15,7 @@ export function createLogger(
   destination: pino.DestinationStream = pino.destination({ fd: 1, sync: true }),
   secrets: readonly string[] = [],
 ): Logger {
+  const scrub = scrubber(secrets);
   return pino(
     {
       level,
@@ -26,7 +27,7 @@ export function createLogger(
         paths: ['req.headers.authorization', 'req.headers["x-api-key"]', '*.apiKeys', '*.databaseUrl', '*.command.args'],
         censor: CENSOR,
       },
-      ...(secrets.some((secret) => secret.length >= MIN_SCRUBBED_LENGTH) ? { hooks: { streamWrite: scrubber(secrets) } } : {}),
+      ...(scrub === undefined ? {} : { hooks: { streamWrite: scrub } }),
     },
     destination,
   );
@@ -38,12 +39,16 @@ export function createLogger(
  */
 export const MIN_SCRUBBED_LENGTH = 8;
 
-/** Replaces each secret in a written line, as it stands and as JSON escapes it (a key may hold `"` or `\`). */
-function scrubber(secrets: readonly string[]): (line: string) => string {
+/**
+ * Replaces each secret in a written line, as it stands and as JSON escapes it (a key may hold `"` or `\`); undefined
+ * when no secret is long enough to replace.
+ */
+function scrubber(secrets: readonly string[]): ((line: string) => string) | undefined {
   const forms = [...new Set(secrets.flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1)]))]
     .filter((form) => form.length >= MIN_SCRUBBED_LENGTH)
     // Longest first: a key holding another key is replaced whole.
     .sort((a, b) => b.length - a.length);
+  if (forms.length === 0) return undefined;
   return (line) => {
     let scrubbed = line;
     for (const form of forms) if (scrubbed.includes(form)) scrubbed = scrubbed.replaceAll(form, CENSOR);

@@ -4,10 +4,16 @@ import { type AvroType, avroReadOptions, avroToJson, float32Number, MAX_EMPTY_IT
 import { avroLong } from '../../helpers/avro-bytes.ts';
 
 /** Reads Avro bytes (hex or a buffer) with the registry client's options, as the decoder does. */
-const read = (schema: object, bytes: string | Buffer): unknown => {
+const read = (schema: object, data: string | Buffer): unknown => {
   const type = avro.Type.forSchema(schema as avro.Schema, { ...avroReadOptions }) as unknown as AvroType;
-  return avroToJson(type, type.fromBuffer(typeof bytes === 'string' ? Buffer.from(bytes, 'hex') : bytes));
+  return avroToJson(type, type.fromBuffer(typeof data === 'string' ? Buffer.from(data, 'hex') : data));
 };
+
+const decimal = (precision: number, scale: number) => ({ type: 'bytes', logicalType: 'decimal', precision, scale });
+/** Avro `bytes` from hex: its length, then the bytes. */
+const bytes = (hex: string) => Buffer.concat([avroLong(hex.length / 2), Buffer.from(hex, 'hex')]);
+/** An Avro `string`: its length, then its UTF-8. */
+const text = (value: string) => Buffer.concat([avroLong(value.length), Buffer.from(value)]);
 
 describe('Avro block counts', () => {
   it('refuses a map block claiming 2^40 entries at once, where it looped without end', () => {
@@ -46,13 +52,12 @@ describe('Avro block counts', () => {
         { name: 'none', type: { type: 'array', items: 'null' } },
       ],
     };
-    const text = (value: string) => Buffer.concat([avroLong(value.length), Buffer.from(value)]);
-    const bytes = Buffer.concat([
+    const encoded = Buffer.concat([
       ...[avroLong(-3), avroLong(3), avroLong(1), avroLong(2), avroLong(3), avroLong(2), avroLong(4), avroLong(5), avroLong(0)],
       ...[avroLong(-1), avroLong(4), text('a'), text('x'), avroLong(1), text('b'), text('y'), avroLong(0)],
       ...[avroLong(2), avroLong(0)],
     ]);
-    expect(read(schema, bytes)).toEqual({ ids: [1, 2, 3, 4, 5], attrs: { a: 'x', b: 'y' }, none: [null, null] });
+    expect(read(schema, encoded)).toEqual({ ids: [1, 2, 3, 4, 5], attrs: { a: 'x', b: 'y' }, none: [null, null] });
   });
 });
 
@@ -72,7 +77,7 @@ describe('Avro floats', () => {
         { name: 'nan', type: 'float' },
       ],
     };
-    const bytes = avro.Type.forSchema(schema as avro.Schema).toBuffer({
+    const encoded = avro.Type.forSchema(schema as avro.Schema).toBuffer({
       f: 1.1,
       maybe: 0.1,
       either: { float: 0.3 },
@@ -82,7 +87,7 @@ describe('Avro floats', () => {
       d: 1.1,
       nan: Number.NaN,
     });
-    expect(read(schema, bytes)).toEqual({
+    expect(read(schema, encoded)).toEqual({
       f: 1.1,
       maybe: 0.1,
       either: 0.3,
@@ -106,8 +111,6 @@ describe('Avro floats', () => {
 });
 
 describe('Avro decimals', () => {
-  const decimal = (precision: number, scale: number) => ({ type: 'bytes', logicalType: 'decimal', precision, scale });
-  const bytes = (hex: string) => Buffer.concat([avroLong(hex.length / 2), Buffer.from(hex, 'hex')]);
   const huge = `7f${'ff'.repeat(199)}`; // 2^1599 - 1: 482 digits
 
   it('refuses a decimal with more digits than its precision, naming where it is, where it read as a wrong number or null', () => {
@@ -151,9 +154,6 @@ describe('Avro decimals', () => {
 });
 
 describe('Avro unions', () => {
-  const decimal = (precision: number, scale: number) => ({ type: 'bytes', logicalType: 'decimal', precision, scale });
-  const bytes = (hex: string) => Buffer.concat([avroLong(hex.length / 2), Buffer.from(hex, 'hex')]);
-  const text = (value: string) => Buffer.concat([avroLong(value.length), Buffer.from(value)]);
   const float = (value: number) => {
     const buffer = Buffer.alloc(4);
     buffer.writeFloatLE(value);
