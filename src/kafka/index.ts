@@ -4,6 +4,7 @@ import { type Admin, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { KafkaConfig } from '../config.ts';
 import type { RuleChangeMessage } from '../contracts/kafka-messages.ts';
+import { within } from '../within.ts';
 import { BatchProcessor, type EvaluateFactMessage } from './batch-processor.ts';
 import { registerCompressionCodecs } from './compression-codecs.ts';
 import { readLag } from './consumer-lag.ts';
@@ -16,7 +17,6 @@ import { connectSchemaRegistry, createRegistryDecoder } from './schema-registry-
 import { type KafkaSessions, sessionRouter } from './session-routing.ts';
 import { deadLetterBatchBytes, ensureTopics, maxMessageBytesOf, resultBatchBytes, resultHeadroom } from './topics.ts';
 import { TransactionalOutput } from './transactional-output.ts';
-import { within } from './within.ts';
 
 export type { EvaluateFactMessage } from './batch-processor.ts';
 export type { KafkaEvaluation } from './result-message.ts';

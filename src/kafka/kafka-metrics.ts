@@ -1,7 +1,7 @@
 // Prometheus gauges for the Kafka pipeline, read at scrape time: consumer lag and whether the consumer is ready.
 import { Gauge, type Registry } from 'prom-client';
+import { within } from '../within.ts';
 import type { KafkaPipeline } from './index.ts';
-import { within } from './within.ts';
 
 /** Longest a scrape waits for the broker's offsets: a slow broker must not cost the whole scrape its other metrics. */
 export const LAG_READ_TIMEOUT_MS = 2_000;

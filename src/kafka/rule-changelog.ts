@@ -4,12 +4,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import { type RuleChangeMessage, ruleChangeMessageSchema } from '../contracts/kafka-messages.ts';
+import { within } from '../within.ts';
 import { type CrashRestart, restartAfterCrashes } from './crash-restart.ts';
 import { SESSION_TIMEOUT_MS } from './fact-consumer.ts';
 import { backoffMs } from './failure-policy.ts';
 import { orderedProducer } from './result-output.ts';
 import { changelogTopicConfig } from './topics.ts';
-import { within } from './within.ts';
 
 export interface RuleChangelogOptions {
   kafka: Kafka;

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis, type RedisOptions } from 'ioredis';
 import { AppError } from '../errors.ts';
+import { within } from '../within.ts';
 import { contributionRecord, parseContributionRecord } from './contribution-record.ts';
 import { aggregatesJson, firedChange, storedAggregate } from './fired-change.ts';
 import { legacySessionKeys, SESSION_LOG_LENGTH, sessionKeys } from './keys.ts';
@@ -386,7 +387,7 @@ export class RedisSessionStore implements SessionStore {
       () => true,
       () => false,
     );
-    if (!(await Promise.race([quit, sleep(QUIT_WAIT_MS, false, { ref: false })]))) this.#client.disconnect();
+    if ((await within(quit, QUIT_WAIT_MS))?.value !== true) this.#client.disconnect();
   }
 
   /**

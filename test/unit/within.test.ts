@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { within } from '../../../src/kafka/within.ts';
+import { within } from '../../src/within.ts';
 
 describe('within', () => {
   it('gives the value of a promise that settles in time, and undefined for one that does not', async () => {

@@ -1,4 +1,4 @@
-// Waiting on the broker with a bound: a broker that stops answering holds a kafkajs call for its 30 s request timeout.
+// Waiting with a bound: a peer that stops answering (a broker, Redis) would otherwise hold the call for its own long timeout.
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
