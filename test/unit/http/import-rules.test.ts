@@ -13,6 +13,7 @@ const LAYERS: Record<string, number> = {
   'config.ts': 0,
   'logger.ts': 0,
   'lifecycle.ts': 0,
+  'within.ts': 0,
   engine: 1,
   store: 2,
   sessions: 2,
