@@ -344,16 +344,16 @@ export function compressBatchSync(contents: BatchContents): EncodedBatch {
 }
 
 /**
- * Inserts one batch, once: an insert retried after its answer was lost (it may have committed) adds nothing. The bytes
- * travel as base64 text decoded by the database: PGlite's JavaScript bytea encoder is far slower than Buffer's base64.
+ * Inserts one batch, once: an insert retried after its answer was lost (it may have committed) adds nothing. The
+ * compressed records travel as bytes in binary format (pg sends a Buffer so; PGlite's thread builds the message itself).
  */
 export const INSERT_BATCH_SQL = `insert into execution_batches (id_keys, newest_at, record_count, records, batch_key)
-  values (int8range($1, $2, '[]'), $3, $4, decode($5, 'base64'), $6)
+  values (int8range($1, $2, '[]'), $3, $4, $5, $6)
   on conflict (batch_key) do nothing`;
 
 /** The parameters of INSERT_BATCH_SQL for one batch. */
-export function insertBatchParameters(batch: EncodedBatch): unknown[] {
-  return [batch.minKey, batch.maxKey, batch.newestAt, batch.count, batch.records.toString('base64'), batch.key];
+export function insertBatchParameters(batch: EncodedBatch): [number, number, string, number, Buffer, string] {
+  return [batch.minKey, batch.maxKey, batch.newestAt, batch.count, batch.records, batch.key];
 }
 
 export async function insertBatch(db: Kysely<Database>, batch: EncodedBatch): Promise<void> {

@@ -5,6 +5,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { compressBatchSync, INSERT_BATCH_SQL, insertBatchParameters } from './execution-batches.ts';
 import type { SerializedError, ThreadReply, ThreadRequest } from './pglite-protocol.ts';
+import { statementMessage } from './wire-statement.ts';
 
 const port = parentPort;
 if (port === null) throw new Error('pglite-thread.ts runs only as a worker thread');
@@ -84,10 +85,13 @@ async function handle(db: PGlite, request: ThreadRequest): Promise<unknown> {
       const result = await target.query(request.sql, request.params, { rowMode: request.rowMode });
       return { rows: result.rows, affectedRows: result.affectedRows, fields: result.fields };
     }
-    case 'insertExecutionBatch':
+    case 'insertExecutionBatch': {
       // Compressed here, on this thread, so the service's event loop pays only for handing the bytes over.
-      await db.query(INSERT_BATCH_SQL, insertBatchParameters(compressBatchSync(request.batch)));
+      const message = statementMessage(INSERT_BATCH_SQL, insertBatchParameters(compressBatchSync(request.batch)));
+      // The locks query() takes: never inside a transaction another request holds open, never beside another query.
+      await db._runExclusiveTransaction(() => db._runExclusiveQuery(() => db.execProtocol(message)));
       return null;
+    }
     case 'commit':
       return end(request, true);
     case 'rollback':

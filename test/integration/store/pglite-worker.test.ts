@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isUniqueViolation, withDatabase } from '../../../src/store/database-errors.ts';
+import { BatchBuffer } from '../../../src/store/execution-batches.ts';
 import { PgliteWorker } from '../../../src/store/pglite-worker.ts';
 import { createTempDataDir } from '../../helpers/databases.ts';
 
@@ -79,6 +80,36 @@ describe('PGlite on a worker thread', () => {
       Array.from({ length: 200 }, (_, i) => db.query<{ v: number }>('select $1::int * 2 as v', [i]).then((r) => r.rows[0]?.v)),
     );
     expect(answers).toEqual(Array.from({ length: 200 }, (_, i) => i * 2));
+  });
+
+  it('inserts an execution batch outside a transaction another caller holds open, and only once', async () => {
+    await db.query(`create table execution_batches (batch_id int generated always as identity, id_keys int8range not null,
+      newest_at timestamptz not null, record_count int not null, records bytea not null, batch_key uuid unique)`);
+    const batch = new BatchBuffer();
+    const at = Date.parse('2026-03-02T08:00:00Z');
+    batch.add({
+      execution_id: '019ca8b2-0a00-7000-8000-000000000001',
+      source: 'http',
+      domain: null,
+      createdMs: at,
+      requestJson: '{"facts":{"a":1}}',
+      outcomeJson: '{}',
+    });
+    const contents = batch.contents();
+    let inserted: Promise<void> | undefined;
+    await db.transaction(async (tx) => {
+      await tx.query('insert into items (id, name) values (30, $1)', ['rolled back']);
+      inserted = db.insertExecutionBatch(contents);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await tx.rollback();
+    });
+    await inserted;
+    const stored = async (): Promise<unknown[]> => (await db.query('select record_count, newest_at from execution_batches')).rows;
+    expect(await stored()).toEqual([{ record_count: 1, newest_at: new Date(at) }]);
+    // Inserted again, as after a lost answer: the batch key keeps it one row.
+    await db.insertExecutionBatch(contents);
+    expect(await stored()).toEqual([{ record_count: 1, newest_at: new Date(at) }]);
+    expect((await db.query('select 1 from items where id = 30')).rows).toEqual([]);
   });
 
   it('fails every pending and later call once the thread is gone, and close still resolves', async () => {
