@@ -54,6 +54,8 @@ export interface ExecutionBatchesTable {
   records: ColumnType<Buffer | Uint8Array, never, never>;
   /** Unique per written batch (null for batches from before it existed): a retried insert of it adds nothing. */
   batch_key: ColumnType<string | null, never, never>;
+  /** Where each record's JSON ends in the decompressed array, as 32-bit big-endian offsets (null before it existed). */
+  record_ends: ColumnType<Buffer | Uint8Array | null, never, never>;
 }
 
 export interface AuditLogTable {

@@ -61,6 +61,8 @@ const LAST_STORABLE_MS = Date.parse('9999-12-31T23:59:59.999Z');
 /** A closed batch as it travels to a writer on another thread: the JSON array's bytes and what its row needs beside them. */
 export interface BatchContents {
   json: Uint8Array;
+  /** Where each record's JSON ends in `json`, as 32-bit big-endian offsets: a lookup parses only the record it wants. */
+  ends: Uint8Array;
   /** Made when the batch was, so every attempt to insert it names the same batch. */
   key: string;
   count: number;
@@ -72,6 +74,7 @@ export interface BatchContents {
 /** A batch ready to insert: the records' JSON array compressed, and what the lookups and retention need to know. */
 export interface EncodedBatch {
   records: Buffer;
+  ends: Uint8Array;
   key: string;
   count: number;
   minKey: number;
@@ -236,8 +239,11 @@ export class BatchBuffer {
    */
   contents(): BatchContents {
     const json = this.#closedJson();
+    const ends = Buffer.allocUnsafe(this.#ends.length * 4);
+    for (const [index, end] of this.#ends.entries()) ends.writeUInt32BE(end, index * 4);
     return {
       json,
+      ends,
       key: this.#key,
       count: this.count,
       minKey: this.#minKey,
@@ -347,13 +353,13 @@ export function compressBatchSync(contents: BatchContents): EncodedBatch {
  * Inserts one batch, once: an insert retried after its answer was lost (it may have committed) adds nothing. The
  * compressed records travel as bytes in binary format (pg sends a Buffer so; PGlite's thread builds the message itself).
  */
-export const INSERT_BATCH_SQL = `insert into execution_batches (id_keys, newest_at, record_count, records, batch_key)
-  values (int8range($1, $2, '[]'), $3, $4, $5, $6)
+export const INSERT_BATCH_SQL = `insert into execution_batches (id_keys, newest_at, record_count, records, batch_key, record_ends)
+  values (int8range($1, $2, '[]'), $3, $4, $5, $6, $7)
   on conflict (batch_key) do nothing`;
 
 /** The parameters of INSERT_BATCH_SQL for one batch. */
-export function insertBatchParameters(batch: EncodedBatch): [number, number, string, number, Buffer, string] {
-  return [batch.minKey, batch.maxKey, batch.newestAt, batch.count, batch.records, batch.key];
+export function insertBatchParameters(batch: EncodedBatch): [number, number, string, number, Buffer, string, Uint8Array] {
+  return [batch.minKey, batch.maxKey, batch.newestAt, batch.count, batch.records, batch.key, batch.ends];
 }
 
 export async function insertBatch(db: Kysely<Database>, batch: EncodedBatch): Promise<void> {
@@ -364,14 +370,46 @@ export async function insertBatch(db: Kysely<Database>, batch: EncodedBatch): Pr
 export async function findInBatches(db: Kysely<Database>, id: string): Promise<ExecutionRecord | undefined> {
   const key = executionIdKey(id);
   if (key === undefined) return undefined;
-  const { rows } = await sql<{ records: string }>`
-    select encode(records, 'base64') as records from execution_batches
+  // Read as base64 text: PGlite's JavaScript bytea decoder is far slower than Buffer's.
+  const { rows } = await sql<{ records: string; record_ends: string | null }>`
+    select encode(records, 'base64') as records, encode(record_ends, 'base64') as record_ends from execution_batches
     where id_keys @> ${key}::bigint order by batch_id desc
   `.execute(db);
   for (const row of rows) {
-    // The later of two records with one id in a batch is the newer.
-    const found = (await decodeBatch(Buffer.from(row.records, 'base64'))).findLast((record) => record.execution_id === id);
+    const records = Buffer.from(row.records, 'base64');
+    const found =
+      row.record_ends === null
+        ? // The later of two records with one id in a batch is the newer.
+          (await decodeBatch(records)).findLast((record) => record.execution_id === id)
+        : findInBatchJson(await decompress(records), Buffer.from(row.record_ends, 'base64'), id);
     if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/**
+ * The last record with this id in a batch's JSON, parsing only records that mention the id: found by the id's text,
+ * then the record holding it by its end offset. A fact may mention another record's id, so each candidate is checked.
+ */
+export function findInBatchJson(json: Buffer, ends: Buffer, id: string): ExecutionRecord | undefined {
+  const count = ends.length / 4;
+  const endOf = (index: number): number => ends.readUInt32BE(index * 4);
+  const needle = `"${id}"`;
+  for (let from = json.length; from > 0; ) {
+    const at = json.lastIndexOf(needle, from - 1, 'latin1');
+    if (at < 0) return undefined;
+    // The first record ending after the match holds it.
+    let low = 0;
+    let high = count - 1;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (endOf(middle) <= at) low = middle + 1;
+      else high = middle;
+    }
+    const start = low === 0 ? 1 : endOf(low - 1) + 1;
+    const record = readRecord(JSON.parse(json.toString('utf8', start, endOf(low))));
+    if (record.execution_id === id) return record;
+    from = start;
   }
   return undefined;
 }

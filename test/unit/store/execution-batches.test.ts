@@ -3,7 +3,14 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { newExecutionId } from '../../../src/evaluation/execution-id.ts';
-import { asExecutionRecord, BatchBuffer, decodeBatch, encodeBatch, executionIdKey } from '../../../src/store/execution-batches.ts';
+import {
+  asExecutionRecord,
+  BatchBuffer,
+  decodeBatch,
+  encodeBatch,
+  executionIdKey,
+  findInBatchJson,
+} from '../../../src/store/execution-batches.ts';
 import type { ExecutionRecord, SerializedExecution } from '../../../src/store/types.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -183,6 +190,55 @@ describe('encodeBatch and decodeBatch', () => {
         expect(await decodeBatch(batch.records)).toEqual(handedOver.map(asExecutionRecord));
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it('find a record through its end offsets: the latest with the id, never one whose facts only mention it', () => {
+    const mentioned = execution({ fired_rules: [1] });
+    const mentioning = execution({ facts: { see: mentioned.execution_id, also: [mentioned.execution_id] } });
+    const handedOver = texts({ refers_to: mentioned.execution_id, note: 'é 😀' });
+    const batch = new BatchBuffer();
+    for (const record of [mentioned, mentioning, { ...mentioned, fired_rules: [1, 2] }, handedOver, execution()]) batch.add(record);
+    const { json, ends } = batch.contents();
+    const find = (id: string): ExecutionRecord | undefined => findInBatchJson(Buffer.from(json), Buffer.from(ends), id);
+    expect(find(mentioned.execution_id)).toEqual({ ...mentioned, fired_rules: [1, 2] });
+    expect(find(mentioning.execution_id)).toEqual(mentioning);
+    expect(find(handedOver.execution_id)).toEqual(asExecutionRecord(handedOver));
+    expect(find(newExecutionId())).toBeUndefined();
+  });
+
+  it('find by end offsets what a whole parse finds, for any records mentioning any ids', () => {
+    const ids = Array.from({ length: 6 }, (_, i) => newExecutionId(1_000 + i));
+    const record = fc.record({
+      id: fc.constantFrom(...ids),
+      mentions: fc.array(fc.constantFrom(...ids), { maxLength: 3 }),
+      text: fc.string({ unit: 'binary', maxLength: 20 }),
+      asTexts: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(fc.array(record, { minLength: 1, maxLength: 12 }), (items) => {
+        const batch = new BatchBuffer();
+        const added = items.map(({ id, mentions, text, asTexts }, index) => {
+          const facts = { mentions, text, index };
+          if (!asTexts) return execution({ execution_id: id, facts });
+          const outcomeJson = JSON.stringify({ execution_id: id, fired_rules: [index], actions: [], latency_ms: 1, revision: 2 });
+          return {
+            execution_id: id,
+            source: 'http' as const,
+            domain: null,
+            createdMs: 1_000,
+            requestJson: JSON.stringify({ facts }),
+            outcomeJson,
+          };
+        });
+        for (const item of added) batch.add(item);
+        const { json, ends } = batch.contents();
+        const whole = added.map(asExecutionRecord);
+        for (const id of ids) {
+          expect(findInBatchJson(Buffer.from(json), Buffer.from(ends), id)).toEqual(whole.findLast((r) => r.execution_id === id));
+        }
+      }),
+      { numRuns: 300 },
     );
   });
 
