@@ -184,13 +184,18 @@ interface Figures {
   failed: number;
   /** Server process CPU time per answered request, in microseconds (Linux only). */
   cpuUs: number | undefined;
+  /** The server's main thread (its event loop) alone, per answered request: the rest is its other threads. */
+  eventLoopUs: number | undefined;
 }
 
-/** User + system CPU time of a process in milliseconds, from /proc (clock ticks of 10 ms); undefined off Linux. */
-async function cpuMs(pid: number | undefined): Promise<number | undefined> {
+/**
+ * User + system CPU time of a process (or, with `mainThread`, of its main thread) in milliseconds, from /proc (clock
+ * ticks of 10 ms); undefined off Linux.
+ */
+async function cpuMs(pid: number | undefined, mainThread = false): Promise<number | undefined> {
   if (pid === undefined) return undefined;
   try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const stat = await readFile(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) * 10;
   } catch {
@@ -200,6 +205,7 @@ async function cpuMs(pid: number | undefined): Promise<number | undefined> {
 
 async function load(server: Server, url: string, connections: number, duration: number): Promise<Figures> {
   const cpuBefore = await cpuMs(server.child.pid);
+  const eventLoopBefore = await cpuMs(server.child.pid, true);
   const result = await autocannon({
     url,
     method: 'POST',
@@ -210,14 +216,18 @@ async function load(server: Server, url: string, connections: number, duration: 
     ...(fixedRate === undefined ? {} : { overallRate: fixedRate }),
   });
   const cpuAfter = await cpuMs(server.child.pid);
+  const eventLoopAfter = await cpuMs(server.child.pid, true);
   const answered = result['2xx'] + result.non2xx;
+  const perRequest = (before: number | undefined, after: number | undefined): number | undefined =>
+    before === undefined || after === undefined || answered === 0 ? undefined : ((after - before) * 1_000) / answered;
   return {
     requests: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     ok: result['2xx'],
     failed: result.errors + result.non2xx,
-    cpuUs: cpuBefore === undefined || cpuAfter === undefined || answered === 0 ? undefined : ((cpuAfter - cpuBefore) * 1_000) / answered,
+    cpuUs: perRequest(cpuBefore, cpuAfter),
+    eventLoopUs: perRequest(eventLoopBefore, eventLoopAfter),
   };
 }
 
@@ -320,10 +330,10 @@ async function main(): Promise<void> {
     }
 
     const row = (name: string, f: Figures) =>
-      `| ${name} | ${Math.round(f.requests).toLocaleString('en-US')} | ${f.p50} | ${f.p99} | ${f.cpuUs === undefined ? 'n/a' : Math.round(f.cpuUs)} | ${f.failed} |`;
+      `| ${name} | ${Math.round(f.requests).toLocaleString('en-US')} | ${f.p50} | ${f.p99} | ${f.cpuUs === undefined ? 'n/a' : Math.round(f.cpuUs)} | ${f.eventLoopUs === undefined ? 'n/a' : Math.round(f.eventLoopUs)} | ${f.failed} |`;
     console.log('');
-    console.log('| Round, route | Requests/s | p50 ms | p99 ms | Server CPU µs/request | Failed |');
-    console.log('|---|---|---|---|---|---|');
+    console.log('| Round, route | Requests/s | p50 ms | p99 ms | Server CPU µs/request | Event loop µs/request | Failed |');
+    console.log('|---|---|---|---|---|---|---|');
     for (let round = 0; round < rounds; round++) {
       console.log(row(`${round + 1}, bare Fastify POST (constant body)`, bareRuns[round]!));
       console.log(row(`${round + 1}, POST /api/v1/evaluate (${ruleCount} rules, ${storage}, recording on)`, evaluateRuns[round]!));
