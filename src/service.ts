@@ -187,6 +187,7 @@ async function start(config: Config, logger: Logger, lifecycle: Lifecycle, parts
             { error: { message: describeRedisError(error, config.redis.url ?? ''), code: (error as { code?: unknown }).code } },
             'Redis connection error; sessions answer UNAVAILABLE until it returns',
           ),
+        onReconnect: () => logger.info('Redis connection restored; sessions are served again'),
       }),
     (opened) => opened.close(),
   );

@@ -14,6 +14,8 @@ export interface OpenSessionStoreOptions {
   /** Facts the Redis store may keep cached (RULES_SESSION_CACHE_FACTS). */
   readonly cacheFacts?: number;
   readonly onError?: (error: Error) => void;
+  /** The Redis connection is ready again after it was lost. */
+  readonly onReconnect?: () => void;
 }
 
 export async function openSessionStore(options: OpenSessionStoreOptions): Promise<SessionStore> {
@@ -24,6 +26,7 @@ export async function openSessionStore(options: OpenSessionStoreOptions): Promis
     ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
     ...(options.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.commandTimeoutMs }),
     ...(options.onError === undefined ? {} : { onError: options.onError }),
+    ...(options.onReconnect === undefined ? {} : { onReconnect: options.onReconnect }),
     ...(options.cacheFacts === undefined ? {} : { cacheFacts: options.cacheFacts }),
   });
 }

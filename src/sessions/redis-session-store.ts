@@ -43,6 +43,8 @@ export interface RedisSessionStoreOptions {
   readonly commandTimeoutMs?: number;
   /** Connection errors as they happen (ioredis reconnects by itself); default: ignored. */
   readonly onError?: (error: Error) => void;
+  /** The connection is ready again after it was lost, so an operator sees the end of an outage, not only its errors. */
+  readonly onReconnect?: () => void;
   /**
    * Facts the session cache may hold (each cached session counts one more, a fact of long JSON one more per 4 KB of it:
    * factWeight); default DEFAULT_CACHE_FACTS.
@@ -144,6 +146,14 @@ export async function openRedisSessionStore(options: RedisSessionStoreOptions): 
   const client = new Redis(options.url, sessionRedisOptions(timeout, options.commandTimeoutMs));
   const selection = watchDatabaseSelection(client);
   client.on('error', (error: Error) => options.onError?.(error));
+  let lost = false;
+  client.on('close', () => {
+    lost = true;
+  });
+  client.on('ready', () => {
+    if (lost) options.onReconnect?.();
+    lost = false;
+  });
   const ready = await new Promise<boolean>((resolve) => {
     const timer = setTimeout(() => resolve(false), timeout);
     client.once('ready', () => {

@@ -70,7 +70,15 @@ describe('Redis session store when Redis is away', () => {
   it('fails while Redis is stopped and serves again once it restarts, without a new store', async () => {
     const port = await freePort();
     children.push(await startRedisServer(port, ['--appendonly', 'no']));
-    const store = await openRedisSessionStore({ url: `redis://127.0.0.1:${port}`, keyPrefix: 'x:', connectTimeoutMs: 500 });
+    let reconnects = 0;
+    const store = await openRedisSessionStore({
+      url: `redis://127.0.0.1:${port}`,
+      keyPrefix: 'x:',
+      connectTimeoutMs: 500,
+      onReconnect: () => {
+        reconnects += 1;
+      },
+    });
     try {
       await store.create({ id: 'before', rulesetId: 'rs', ttlSeconds: 60, now: T0 });
       const fact = (factId: string) => ({
@@ -93,8 +101,11 @@ describe('Redis session store when Redis is away', () => {
       const error = await errorOf(store.get('before'));
       expect((error as AppError).code).toBe('UNAVAILABLE');
 
+      expect(reconnects).toBe(0);
       children.push(await startRedisServer(port, ['--appendonly', 'no']));
       await eventually(() => store.ping());
+      // Told once, when the connection is ready again, so the end of an outage is logged as well as its errors.
+      expect(reconnects).toBe(1);
       // The restarted server kept nothing (--save ''): the old session is gone, new ones work.
       expect(await store.get('before')).toBeUndefined();
       // Nor does a write: the copy of a session Redis lost is never written back.
