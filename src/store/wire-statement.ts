@@ -48,9 +48,10 @@ export function statementMessage(sql: string, parameters: readonly WireParameter
   header('B', bindBody);
   cString('');
   cString('');
-  at = message.writeInt16BE(values.length, at);
+  // Counts are unsigned 16-bit numbers to the server (up to 65,535).
+  at = message.writeUInt16BE(values.length, at);
   for (const value of parameters) at = message.writeInt16BE(value instanceof Uint8Array ? BINARY_FORMAT : TEXT_FORMAT, at);
-  at = message.writeInt16BE(values.length, at);
+  at = message.writeUInt16BE(values.length, at);
   for (const value of values) {
     if (value === null) {
       at = message.writeInt32BE(-1, at);

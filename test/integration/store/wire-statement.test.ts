@@ -48,6 +48,19 @@ describe('a statement sent as one exchange', () => {
     expect(messages[2]).toMatchObject({ fields: ['2'] });
   });
 
+  it('frames as many parameters as the protocol counts, 65,535', async () => {
+    const count = 40_000;
+    const rows = Array.from({ length: count }, (_, i) => `($${i + 1}::int)`).join(', ');
+    const sql = `select sum(v)::int from (values ${rows}) as t (v)`;
+    const { messages } = await db.execProtocol(
+      statementMessage(
+        sql,
+        Array.from({ length: count }, () => 1),
+      ),
+    );
+    expect(messages.find((message) => message.name === 'dataRow')).toMatchObject({ fields: [String(count)] });
+  });
+
   it('refuses a statement it cannot frame', () => {
     expect(() => statementMessage('select 1\0', [])).toThrow(/NUL/);
     expect(() =>
