@@ -75,6 +75,12 @@ export function parseFactMessage(decoded: unknown): FactMessage {
   throw new AppError('VALIDATION_ERROR', `fact message does not match the schema: ${problems.join('; ')}`, { cause: parsed.error });
 }
 
+/** A schema another one references (a Protobuf file, a JSON Schema), by the name the referencing schema uses, with its text. */
+export interface ReferencedSchema {
+  readonly name: string;
+  readonly schema: string;
+}
+
 /** Decodes a registry-framed value to a plain object; implemented over the schema registry client. */
 export interface RegistryDecoder {
   decode(value: Buffer): Promise<unknown>;

@@ -3,15 +3,10 @@ import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import draft04 from 'ajv-draft-04';
+import type { ReferencedSchema } from './fact-codec.ts';
 
 // A CommonJS module whose exports are the class, which also carries itself as `default` (the name its types know).
 const AjvDraft04 = draft04.default;
-
-/** A schema another one references, under the name its `$ref`s use (Confluent's references are by name). */
-export interface JsonSchemaFile {
-  readonly name: string;
-  readonly schema: string;
-}
 
 /** A writer schema compiled here (the registry client's compiler knows one draft and finds references only by `$id`). */
 export interface CompiledJsonSchema {
@@ -39,7 +34,7 @@ function validatorFor(declared: unknown): Pick<Ajv, 'addSchema' | 'compile'> {
  * root's `$id`, as Confluent's and Apicurio's serializers resolve it) and by its own `$id`. References are read by the
  * draft of the schema that uses them. Throws when the schema cannot be compiled.
  */
-export function compileJsonSchema(schema: string, references: readonly JsonSchemaFile[]): CompiledJsonSchema {
+export function compileJsonSchema(schema: string, references: readonly ReferencedSchema[]): CompiledJsonSchema {
   const root: unknown = JSON.parse(schema);
   const { $schema, $id } = (root ?? {}) as { $schema?: unknown; $id?: unknown };
   const ajv = validatorFor($schema);

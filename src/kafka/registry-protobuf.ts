@@ -2,7 +2,7 @@
 // the message the indexes name, well-known types as the proto3 JSON mapping writes them.
 import { createRequire } from 'node:module';
 import protobuf from 'protobufjs';
-import { toPlainJson } from './fact-codec.ts';
+import { type ReferencedSchema, toPlainJson } from './fact-codec.ts';
 import { float32Number } from './registry-avro.ts';
 
 const require = createRequire(import.meta.url);
@@ -82,12 +82,6 @@ interface ProtoField {
   readonly hasPresence: unknown;
 }
 
-/** One file of a Protobuf schema: its text and the name other files import it by. */
-export interface ProtobufFile {
-  readonly name: string;
-  readonly schema: string;
-}
-
 /** A Protobuf schema compiled for reading: the file's top-level messages in declaration order, which message indexes count. */
 export interface ProtobufSchema {
   readonly messages: readonly ProtoType[];
@@ -101,7 +95,7 @@ const isMessageType = (reflection: unknown): reflection is ProtoType =>
  * imports no reference provides). Field names stay as declared (`session_id`, not `sessionId`): the JSON twin of a fact
  * spells them so. Throws when a type cannot be resolved.
  */
-export function compileProtobuf(source: string, references: readonly ProtobufFile[]): ProtobufSchema {
+export function compileProtobuf(source: string, references: readonly ReferencedSchema[]): ProtobufSchema {
   const root = new protobuf.Root();
   const parsed = protobuf.parse(source, root, { keepCase: true });
   const scope = parsed.package === undefined ? root : root.lookup(parsed.package);

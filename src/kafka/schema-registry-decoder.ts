@@ -2,7 +2,7 @@
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { nonFiniteNumberProblem } from '../contracts/json-numbers.ts';
 import { AppError } from '../errors.ts';
-import { type RegistryDecoder, toPlainJson, WIRE_HEADER_LENGTH, wireSchemaId } from './fact-codec.ts';
+import { type ReferencedSchema, type RegistryDecoder, toPlainJson, WIRE_HEADER_LENGTH, wireSchemaId } from './fact-codec.ts';
 import { avroReadOptions, avroToJson, isAvroType } from './registry-avro.ts';
 import { compileJsonSchema, decodeJsonSchemaValue, isCompiledJsonSchema } from './registry-json-schema.ts';
 import { compileProtobuf, decodeProtobuf, isProtobufSchema } from './registry-protobuf.ts';
@@ -50,19 +50,13 @@ export function classifyRegistryError(schemaId: number, error: unknown, answer: 
   return new Error(`schema id ${schemaId} cannot be used to decode: ${(error as Error).message}`, { cause: error });
 }
 
-/** A schema another one references, by the name the referencing schema uses for it, with its text. */
-export interface ReferencedFile {
-  readonly name: string;
-  readonly schema: string;
-}
-
 /**
  * A Protobuf or JSON Schema writer schema as the registry holds it: its text and every schema it references; undefined
  * for an Avro schema.
  */
 export type SchemaSource = (
   schemaId: number,
-) => Promise<{ schemaType: 'PROTOBUF' | 'JSON'; schema: string; references: ReferencedFile[] } | undefined>;
+) => Promise<{ schemaType: 'PROTOBUF' | 'JSON'; schema: string; references: ReferencedSchema[] } | undefined>;
 
 /** A RegistryDecoder over the registry client; writer schemas are cached by id, so only the first use of an id waits. */
 export function createRegistryDecoder({
@@ -278,7 +272,7 @@ async function schemaFiles(url: string, schemaId: number, timeoutMs: number): Re
   if (typeof answer?.schema !== 'string') throw Object.assign(new Error('the schema registry answered without a schema'), { status: 200 });
   const schemaType = answer.schemaType;
   if (schemaType !== 'PROTOBUF' && schemaType !== 'JSON') return undefined;
-  const references: ReferencedFile[] = [];
+  const references: ReferencedSchema[] = [];
   const seen = new Set<string>();
   const pending = [...(answer.references ?? [])];
   while (pending.length > 0) {
