@@ -20,6 +20,7 @@ import { createLogger } from '../src/logger.ts';
 import { asExecutionRecord, countStoredExecutions } from '../src/store/execution-batches.ts';
 import { openStore } from '../src/store/index.ts';
 import type { ExecutionRecord, RuleDraft, SerializedExecution, Store, StoredRule } from '../src/store/types.ts';
+import { keepTickShape } from '../src/tick-shape.ts';
 import { mulberry32 } from './lib/prng.ts';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
@@ -52,6 +53,8 @@ async function serveBare(): Promise<void> {
  * (the most recent 1,000, so retaining them costs no garbage collection), so the gap to the real service is what writing them to the database costs.
  */
 async function serveInMemory(ruleCount: number): Promise<void> {
+  // As the service's main.ts does first (src/tick-shape.ts).
+  keepTickShape();
   const at = new Date().toISOString();
   const stored: StoredRule[] = rules(ruleCount).map((draft, index) => ({
     id: index + 1,

@@ -20,6 +20,7 @@ import { BatchProcessor } from '../src/kafka/batch-processor.ts';
 import { evaluateWith, startKafkaPipeline } from '../src/kafka/index.ts';
 import { printProcessWarnings } from '../src/logger.ts';
 import { openStore, type SqlStore } from '../src/store/index.ts';
+import { keepTickShape } from '../src/tick-shape.ts';
 import { freshPostgres } from './lib/fresh-postgres.ts';
 import { mulberry32 } from './lib/prng.ts';
 
@@ -266,6 +267,8 @@ async function createRules(store: SqlStore): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  // As the service's main.ts does first (src/tick-shape.ts): the pipeline runs in this process.
+  keepTickShape();
   const stack = await brokers();
   const id = randomUUID().slice(0, 8);
   const topics = {

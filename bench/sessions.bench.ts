@@ -12,6 +12,7 @@ import { MemorySessionStore } from '../src/sessions/memory-session-store.ts';
 import { RedisSessionStore, sessionRedisOptions } from '../src/sessions/redis-session-store.ts';
 import type { SessionStore } from '../src/sessions/session-store.ts';
 import type { Ruleset } from '../src/store/types.ts';
+import { keepTickShape } from '../src/tick-shape.ts';
 import { UsageError } from './lib/cli-options.ts';
 import { machineHeader } from './lib/machine.ts';
 import { mulberry32, type Random } from './lib/prng.ts';
@@ -189,6 +190,8 @@ async function cleanUp(redis: Redis, prefix: string): Promise<number> {
 }
 
 async function main(): Promise<void> {
+  // As the service's main.ts does first (src/tick-shape.ts): the sessions run in this process.
+  keepTickShape();
   const options = parseSessionBenchOptions(process.argv.slice(2));
   const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const prefix = `bench:${randomUUID()}:`;

@@ -5,6 +5,10 @@ let handle = (signal: string): void => void heard.push(signal);
 // Kept for good: a repeated signal (a process group's SIGTERM and its supervisor's forward of it) must not kill the stop.
 for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => handle(signal));
 
+// Before the start-up's collections can free the hidden classes of nextTick's queue entries (see tick-shape.ts).
+const { keepTickShape } = await import('./tick-shape.ts');
+keepTickShape();
+
 const { failedToStart, runService } = await import('./service.ts');
 await runService((onSignal) => {
   handle = onSignal;

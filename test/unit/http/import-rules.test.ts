@@ -14,6 +14,7 @@ const LAYERS: Record<string, number> = {
   'logger.ts': 0,
   'lifecycle.ts': 0,
   'within.ts': 0,
+  'tick-shape.ts': 0,
   engine: 1,
   store: 2,
   sessions: 2,
