@@ -5,6 +5,7 @@ import * as executionBatches from './002-execution-batches.ts';
 import * as batchKeys from './003-batch-keys.ts';
 import * as auditAtMilliseconds from './004-audit-at-milliseconds.ts';
 import * as batchRecordEnds from './005-batch-record-ends.ts';
+import * as batchRecordsExternal from './006-batch-records-external.ts';
 
 export const migrations: Record<string, Migration> = {
   '001-initial': initial,
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '003-batch-keys': batchKeys,
   '004-audit-at-milliseconds': auditAtMilliseconds,
   '005-batch-record-ends': batchRecordEnds,
+  '006-batch-records-external': batchRecordsExternal,
 };

@@ -527,6 +527,14 @@ export function describeStoreContract(label: string, open: () => Promise<TestSto
         expect(await store.executions.get(legacy[0]!.execution_id)).toEqual(legacy[0]);
       });
 
+      it('stores batch records uncompressed by PostgreSQL, since they are compressed already', async () => {
+        const { rows } = await sql<{ storage: string }>`
+          select attstorage as storage from pg_attribute where attrelid = 'execution_batches'::regclass and attname = 'records'
+        `.execute(store.db);
+        // EXTERNAL: out of line when large, never compressed again.
+        expect(rows).toEqual([{ storage: 'e' }]);
+      });
+
       it('writes 10,000 records in batches of bounded size', async () => {
         const domain = `bulk-${randomUUID()}`;
         const fullBatches = async (): Promise<number> => {
