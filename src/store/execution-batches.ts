@@ -273,13 +273,18 @@ export class BatchBuffer {
   }
 
   #recordText(index: number): string {
-    const start = index === 0 ? 1 : this.#ends[index - 1]! + 1;
+    const start = recordStart(index, (previous) => this.#ends[previous]!);
     return this.#bytes.toString('utf8', start, this.#ends[index]);
   }
 
   #reserve(bytes: number): void {
     if (this.#length + bytes > this.#bytes.length) this.#bytes = grown(this.#bytes, this.#length + bytes, this.#length);
   }
+}
+
+/** Where record `index` starts in a batch's JSON array: past the opening bracket, or past the comma after the one before. */
+function recordStart(index: number, endOf: (index: number) => number): number {
+  return index === 0 ? 1 : endOf(index - 1) + 1;
 }
 
 /** A record stored from texts (serializedParts): the request holds the facts, the outcome the evaluation. */
@@ -406,7 +411,7 @@ export function findInBatchJson(json: Buffer, ends: Buffer, id: string): Executi
       if (endOf(middle) <= at) low = middle + 1;
       else high = middle;
     }
-    const start = low === 0 ? 1 : endOf(low - 1) + 1;
+    const start = recordStart(low, endOf);
     const record = readRecord(JSON.parse(json.toString('utf8', start, endOf(low))));
     if (record.execution_id === id) return record;
     from = start;
