@@ -162,6 +162,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       ...deps.readinessDetails,
     },
     draining: () => draining,
+    bulkUnderWay: { weight: 0 },
   };
 
   await registerOpenApi(app, deps.version, config.apiKeys !== null);

@@ -26,6 +26,8 @@ export interface HttpServices {
   readonly readinessDetails: Readonly<Record<string, () => unknown>>;
   /** True once shutdown began: readiness fails so load balancers stop sending traffic. */
   readonly draining: () => boolean;
+  /** What the bulk requests under way will add to the execution backlog, counted against it before they land. */
+  readonly bulkUnderWay: { weight: number };
 }
 
 /** The execution backlog is under RULES_EXECUTION_BACKLOG_MAX, in records or bytes (readiness, and the check below). */
@@ -34,17 +36,33 @@ export function executionsKeepingUp(services: Pick<HttpServices, 'store' | 'conf
 }
 
 /**
- * UNAVAILABLE when the execution records waiting to be written pass RULES_EXECUTION_BACKLOG_MAX (in records, or in
- * bytes at 512 a record): a request that would record one more is refused (and may be retried) rather than accepted
- * into a backlog that only grows.
+ * UNAVAILABLE when the execution records waiting to be written, with those the bulk requests under way will add, pass
+ * RULES_EXECUTION_BACKLOG_MAX (in records, or in bytes at 512 a record): a request that would record one more is
+ * refused (and may be retried) rather than accepted into a backlog that only grows. Counting the bulks under way keeps
+ * concurrent ones from all passing the check before any has recorded: the bound is passed by one request at most.
  */
-export function refuseWhileBacklogged(services: Pick<HttpServices, 'store' | 'config'>): void {
-  if (executionsKeepingUp(services)) return;
+export function refuseWhileBacklogged(services: Pick<HttpServices, 'store' | 'config' | 'bulkUnderWay'>): void {
   const { executions } = services.store;
+  const underWay = services.bulkUnderWay.weight;
+  if (executionBacklog(executions) + underWay < services.config.executionBacklogMax) return;
   throw new AppError(
     'UNAVAILABLE',
-    `Execution records are not being written (${executions.pendingCount()} waiting, ${executions.pendingBytes()} bytes; the database is behind or away); try again later.`,
+    `Execution records are not being written (${executions.pendingCount()} waiting, ${executions.pendingBytes()} bytes` +
+      `${underWay > 0 ? `, ${underWay} more from bulk requests under way` : ''}; the database is behind or away); try again later.`,
   );
+}
+
+/**
+ * Runs a bulk request's evaluations with its records' weight counted as under way (see refuseWhileBacklogged) until it
+ * answers; they count twice while it records them, which only errs on the side of refusing.
+ */
+export async function withBulkUnderWay<T>(services: Pick<HttpServices, 'bulkUnderWay'>, weight: number, work: () => Promise<T>): Promise<T> {
+  services.bulkUnderWay.weight += weight;
+  try {
+    return await work();
+  } finally {
+    services.bulkUnderWay.weight -= weight;
+  }
 }
 
 export interface RouteOptions {

@@ -406,6 +406,31 @@ describe('evaluation over HTTP while execution records cannot be written', () =>
     }
   });
 
+  it('lets concurrent bulk requests pass the limit by one request at most: each counts what it will record', { timeout: 60_000 }, async () => {
+    const { app, store, proxy, close } = await behindProxy();
+    try {
+      proxy.delayReplies(3_000);
+      // Six bulks of 600 at once: each yields between slices, so all would pass a check of the backlog alone.
+      const facts = Array.from({ length: 600 }, (_, i) => ({ i }));
+      const answers = await Promise.all(Array.from({ length: 6 }, () => json(app, 'POST', '/api/v1/evaluate/bulk', { facts })));
+      const accepted = answers.filter((answer) => answer.statusCode === 200).length;
+      const refused = answers.filter((answer) => answer.statusCode === 503);
+      expect(accepted + refused.length).toBe(6);
+      expect(accepted * 600).toBeLessThanOrEqual(1_000 + 600);
+      expect(refused[0]?.json()).toEqual({
+        detail: expect.stringMatching(/^Execution records are not being written \(\d+ waiting, \d+ bytes(, \d+ more from bulk requests under way)?; /),
+        error_code: 'UNAVAILABLE',
+      });
+      expect(store.executions.pendingCount()).toBe(accepted * 600);
+      // Once the bulks have answered, nothing counts as under way: the database back, requests are served again.
+      proxy.delayReplies(0);
+      await drained(store);
+      expect((await json(app, 'POST', '/api/v1/evaluate/bulk', { facts: [{}] })).statusCode).toBe(200);
+    } finally {
+      await close();
+    }
+  });
+
   it("logs a request the database could not serve as a warning naming the database's own error", async () => {
     const logs: Record<string, unknown>[] = [];
     const { app, proxy, close } = await behindProxy(createLogger('info', { write: (line: string) => void logs.push(JSON.parse(line)) }));

@@ -5,6 +5,7 @@ import { AppError } from '../../../errors.ts';
 import { explainRule } from '../../../evaluation/explainer.ts';
 import { validateRuleset } from '../../../evaluation/ruleset-validation.ts';
 import { simulate } from '../../../evaluation/simulator.ts';
+import { backlogWeight } from '../../../store/index.ts';
 import { sendJsonText } from '../../json-body.ts';
 import {
   bulkBody,
@@ -19,7 +20,7 @@ import {
   validateResponse,
 } from '../../schemas/evaluation.ts';
 import { errorResponses } from '../../schemas/responses.ts';
-import { type RouteOptions, refuseWhileBacklogged } from '../../services.ts';
+import { type RouteOptions, refuseWhileBacklogged, withBulkUnderWay } from '../../services.ts';
 import type { ZodTypeProvider } from '../../zod-compilers.ts';
 
 export const evaluationRoutes: FastifyPluginAsync<RouteOptions> = async (app, { services }) => {
@@ -71,7 +72,10 @@ export const evaluationRoutes: FastifyPluginAsync<RouteOptions> = async (app, { 
     },
     async (request) => {
       refuseWhileBacklogged(services);
-      return { results: await evaluator.bulk(request.body.facts, { domain: request.body.domain }) };
+      const { facts, domain } = request.body;
+      // Each fact records one execution holding about its share of the body's bytes.
+      const weight = backlogWeight(facts.length, request.bodyJson?.length ?? 0);
+      return { results: await withBulkUnderWay(services, weight, () => evaluator.bulk(facts, { domain })) };
     },
   );
 
