@@ -6,6 +6,7 @@ import { backlogWeight } from '../store/executions-repository.ts';
 import type { BatchProcessor } from './batch-processor.ts';
 import { type CrashRestart, restartAfterCrashes } from './crash-restart.ts';
 import { backoffMs } from './failure-policy.ts';
+import { RecurringWait } from './recurring-wait.ts';
 import type { ResultOutput } from './result-output.ts';
 
 export type ConsumerStatus = 'starting' | 'running' | 'rebalancing' | 'stopping' | 'stopped' | 'crashed';
@@ -107,6 +108,8 @@ export class FactConsumer {
   #assigned: number[] = [];
   #lastError: string | null = null;
   #waitingForStore = false;
+  /** Which of the waits for the store are logged: at the bound, the consumer waits several times a second. */
+  readonly #storeWaits = new RecurringWait();
   /** What the runs under way may still add to the store's backlog (as executionBacklog weighs it), against its limit. */
   #reserved = 0;
   #groupJoins = 0;
@@ -273,21 +276,28 @@ export class FactConsumer {
     if (backlog === undefined) return isRunning() && !isStale();
     const fits = () => backlog.pending() + this.#reserved + records <= backlog.max;
     if (fits()) return isRunning() && !isStale();
-    if (!this.#waitingForStore) {
-      this.#waitingForStore = true;
+    const behind = (unlogged: number | undefined): void => {
+      if (unlogged === undefined) return;
       this.#options.logger.warn(
-        { execution_backlog: backlog.pending(), max: backlog.max },
+        { execution_backlog: backlog.pending(), max: backlog.max, ...(unlogged > 0 ? { waits_not_logged: unlogged } : {}) },
         'execution store is behind; consumption waits until it catches up',
       );
+    };
+    if (!this.#waitingForStore) {
+      this.#waitingForStore = true;
+      behind(this.#storeWaits.begin());
     }
     // With no run under way, a backlog under half lets any run go: runs weigh at most a share of the other half.
     while (isRunning() && !isStale() && !(backlog.pending() <= backlog.max / 2 && (fits() || this.#reserved === 0))) {
       await heartbeat();
       await sleep(BACKLOG_POLL_MS);
+      behind(this.#storeWaits.stillWaiting());
     }
     if (this.#waitingForStore && backlog.pending() <= backlog.max / 2) {
       this.#waitingForStore = false;
-      this.#options.logger.info({ execution_backlog: backlog.pending() }, 'execution store caught up; consumption resumes');
+      if (this.#storeWaits.end()) {
+        this.#options.logger.info({ execution_backlog: backlog.pending() }, 'execution store caught up; consumption resumes');
+      }
     }
     return isRunning() && !isStale();
   }

@@ -2,6 +2,7 @@
 import type { Admin, Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResultMessage } from '../../../src/contracts/kafka-messages.ts';
+import { createLogger } from '../../../src/logger.ts';
 import {
   collect,
   distinctAnswers,
@@ -22,12 +23,14 @@ import {
 } from './support.ts';
 
 const MAX_PENDING = 10;
+const BEHIND = 'execution store is behind; consumption waits until it catches up';
+const CAUGHT_UP = 'execution store caught up; consumption resumes';
 
 /** A service on the test's topics whose pipeline pauses at `pauseAt` records of the backlog `options` show it. */
 async function startPacedService(
   topics: TestTopics,
   pauseAt: number,
-  options: Pick<InProcessServiceOptions, 'pendingExecutions' | 'beforeStart'>,
+  options: Pick<InProcessServiceOptions, 'pendingExecutions' | 'beforeStart' | 'logger'>,
 ): Promise<{ kafka: Kafka; admin: Admin; service: InProcessService }> {
   const kafka = testKafka();
   const admin = kafka.admin();
@@ -47,9 +50,12 @@ describe('Kafka pipeline: back-pressure from the execution store', () => {
   let service: InProcessService;
   // The store's backlog as the pipeline sees it; the test moves it across the limit.
   let backlog = 0;
+  const logs: { msg: string; level: string; waits_not_logged?: number }[] = [];
+  const logged = (msg: string) => logs.filter((line) => line.msg === msg);
 
   beforeAll(async () => {
-    ({ kafka, admin, service } = await startPacedService(topics, MAX_PENDING, { pendingExecutions: () => backlog }));
+    const logger = createLogger('info', { write: (line: string) => void logs.push(JSON.parse(line)) });
+    ({ kafka, admin, service } = await startPacedService(topics, MAX_PENDING, { pendingExecutions: () => backlog, logger }));
     const rule = { name: 'big', condition_dsl: { type: 'condition', field: 'amount', op: '>', value: 100 }, action: 'review' };
     const created = await service.app.inject({
       method: 'POST',
@@ -94,6 +100,23 @@ describe('Kafka pipeline: back-pressure from the execution store', () => {
     expect(results.map((message) => String(message.key)).sort()).toEqual(inputs.map((input) => input.key).sort());
     expect(results.map((message) => parse<ResultMessage>(message).fired_rules.length).sort()).toEqual([0, 0, 0, 1, 1, 1]);
     expect(service.pipeline.state().waiting_for_store).toBe(false);
+    expect(logged(BEHIND).map((line) => line.level)).toEqual(['warn']);
+    expect(logged(CAUGHT_UP).map((line) => line.level)).toEqual(['info']);
+  });
+
+  it('logs a wait that follows within a minute neither when it starts nor when it ends: at the bound it recurs many times a second', async () => {
+    const before = logs.length;
+    backlog = MAX_PENDING + 1;
+    const inputs = [{ key: 'again', value: JSON.stringify({ facts: { amount: 500 } }) }];
+    await produce(kafka, topics.facts, inputs);
+    expect(await eventually(() => service.pipeline.state().waiting_for_store)).toBe(true);
+    backlog = 0;
+    const received = await collect(kafka, [topics.results], (all) => all.some((message) => String(message.key) === 'again'), {
+      groupPrefix: topics.group,
+    });
+    expect(received.some((message) => String(message.key) === 'again')).toBe(true);
+    expect(await eventually(() => !service.pipeline.state().waiting_for_store)).toBe(true);
+    expect(logs.slice(before).filter((line) => line.msg === BEHIND || line.msg === CAUGHT_UP)).toEqual([]);
   });
 });
 

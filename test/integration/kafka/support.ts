@@ -14,7 +14,7 @@ import { SessionEvaluator } from '../../../src/evaluation/session-evaluator.ts';
 import { SessionMemoryMetrics } from '../../../src/evaluation/session-metrics.ts';
 import { buildApp } from '../../../src/http/app.ts';
 import { type KafkaPipeline, type KafkaPipelineState, type PipelineTuning, startKafkaPipeline } from '../../../src/kafka/index.ts';
-import { createLogger } from '../../../src/logger.ts';
+import { createLogger, type Logger } from '../../../src/logger.ts';
 import { MemorySessionStore } from '../../../src/sessions/memory-session-store.ts';
 import type { SessionStore } from '../../../src/sessions/session-store.ts';
 import { executionBacklog, type SqlStore } from '../../../src/store/index.ts';
@@ -251,13 +251,15 @@ export interface InProcessServiceOptions {
   tuning?: Partial<PipelineTuning>;
   /** The execution backlog the pipeline waits on; the store's own, as in service.ts, when absent. */
   pendingExecutions?: () => number;
+  /** Where the service logs; nowhere when absent. */
+  logger?: Logger;
 }
 
 /** The service as service.ts wires it, in this process: one evaluator and one session use case shared by HTTP and Kafka. */
 export async function startInProcessService(config: KafkaConfig, options: InProcessServiceOptions = {}): Promise<InProcessService> {
   const { store, cleanup } = await openTestStore(options.storeKind ?? 'pglite');
   await options.beforeStart?.(store);
-  const logger = createLogger('silent');
+  const logger = options.logger ?? createLogger('silent');
   const engineMetrics = new EngineMetrics();
   const catalog = await RuleCatalog.open({ rules: store.rules, metrics: engineMetrics });
   const evaluator = new Evaluator({ catalog, executions: store.executions });
