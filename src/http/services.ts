@@ -56,7 +56,11 @@ export function refuseWhileBacklogged(services: Pick<HttpServices, 'store' | 'co
  * Runs a bulk request's evaluations with its records' weight counted as under way (see refuseWhileBacklogged) until it
  * answers; they count twice while it records them, which only errs on the side of refusing.
  */
-export async function withBulkUnderWay<T>(services: Pick<HttpServices, 'bulkUnderWay'>, weight: number, work: () => Promise<T>): Promise<T> {
+export async function withBulkUnderWay<T>(
+  services: Pick<HttpServices, 'bulkUnderWay'>,
+  weight: number,
+  work: () => Promise<T>,
+): Promise<T> {
   services.bulkUnderWay.weight += weight;
   try {
     return await work();

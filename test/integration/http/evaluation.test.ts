@@ -406,7 +406,9 @@ describe('evaluation over HTTP while execution records cannot be written', () =>
     }
   });
 
-  it('lets concurrent bulk requests pass the limit by one request at most: each counts what it will record', { timeout: 60_000 }, async () => {
+  it('lets concurrent bulk requests pass the limit by one request at most: each counts what it will record', {
+    timeout: 60_000,
+  }, async () => {
     const { app, store, proxy, close } = await behindProxy();
     try {
       proxy.delayReplies(3_000);
@@ -418,7 +420,9 @@ describe('evaluation over HTTP while execution records cannot be written', () =>
       expect(accepted + refused.length).toBe(6);
       expect(accepted * 600).toBeLessThanOrEqual(1_000 + 600);
       expect(refused[0]?.json()).toEqual({
-        detail: expect.stringMatching(/^Execution records are not being written \(\d+ waiting, \d+ bytes(, \d+ more from bulk requests under way)?; /),
+        detail: expect.stringMatching(
+          /^Execution records are not being written \(\d+ waiting, \d+ bytes(, \d+ more from bulk requests under way)?; /,
+        ),
         error_code: 'UNAVAILABLE',
       });
       expect(store.executions.pendingCount()).toBe(accepted * 600);
