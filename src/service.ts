@@ -26,6 +26,9 @@ import { executionBacklog, openStore } from './store/index.ts';
 /** How often an instance on PostgreSQL checks whether another one changed the rules. */
 const RULE_REVISION_WATCH_MS = 1_000;
 
+/** Longest a stop during start-up waits for the Kafka pipeline to join (a third of RULES_SHUTDOWN_TIMEOUT when less). */
+const KAFKA_JOIN_WAIT_ON_STOP_MS = 5_000;
+
 function readConfig(): Config {
   try {
     return loadConfig(process.env);
@@ -72,7 +75,10 @@ export async function runService(signals: StopSignals): Promise<void> {
     await start(config, logger, lifecycle, parts);
     started = true;
   } catch (error) {
-    if (error instanceof StopRequested) return stop(lifecycle, logger);
+    if (error instanceof StopRequested) {
+      if (error.leftBehind !== undefined) logger.warn(`${error.leftBehind} was still starting when its wait ran out; stopping without it`);
+      return stop(lifecycle, logger);
+    }
     // A stop was asked for: a step that failed meanwhile (its dependency away) ends start-up as the stop would.
     if (lifecycle.stopSignal !== undefined) {
       logger.warn({ err: error }, 'a start-up step failed after the stop was requested; stopping');
@@ -245,6 +251,8 @@ async function start(config: Config, logger: Logger, lifecycle: Lifecycle, parts
         }),
       // The batch in hand finishes and commits.
       (opened: KafkaPipeline) => opened.stop(),
+      // Joining writes nothing: a broker that never answers must not hold a stop past its timeout.
+      { leaveBehindAfterMs: Math.min(KAFKA_JOIN_WAIT_ON_STOP_MS, config.shutdownTimeoutMs / 3) },
     );
     readiness.kafka = () => pipeline.state().ready;
     readinessDetails.kafka = () => pipeline.state();

@@ -85,4 +85,83 @@ describe('Lifecycle', () => {
     await lifecycle.closeAll();
     expect(closed).toEqual([]);
   });
+  it('leaves a step with leaveBehindAfterMs behind once it has not finished that long after a stop, closing it should it open later', async () => {
+    const lifecycle = new Lifecycle();
+    const closed: string[] = [];
+    await lifecycle.open(
+      'the store',
+      () => 'store',
+      (opened) => void closed.push(opened),
+    );
+    let finish: (opened: string) => void = () => undefined;
+    const joining = lifecycle.open(
+      'the Kafka pipeline',
+      () => new Promise<string>((resolve) => (finish = resolve)),
+      (opened) => void closed.push(opened),
+      { leaveBehindAfterMs: 50 },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    lifecycle.requestStop('SIGTERM');
+    const asked = performance.now();
+    const stopped = await joining.then(
+      () => undefined,
+      (error: unknown) => error as StopRequested,
+    );
+    expect(performance.now() - asked).toBeGreaterThanOrEqual(45);
+    expect(stopped).toBeInstanceOf(StopRequested);
+    expect(stopped?.leftBehind).toBe('the Kafka pipeline');
+    expect(lifecycle.stepInProgress).toBeUndefined();
+    await lifecycle.closeAll();
+    expect(closed).toEqual(['store']);
+    // It opened after all: it is closed, not left open.
+    finish('kafka');
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(closed).toEqual(['store', 'kafka']);
+  });
+
+  it('waits for such a step when it finishes in time after the stop, keeping it for closing', async () => {
+    const lifecycle = new Lifecycle();
+    const closed: string[] = [];
+    const joining = lifecycle.open(
+      'the Kafka pipeline',
+      async () => {
+        lifecycle.requestStop('SIGINT');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return 'kafka';
+      },
+      (opened) => void closed.push(opened),
+      { leaveBehindAfterMs: 5_000 },
+    );
+    const stopped = await joining.then(
+      () => undefined,
+      (error: unknown) => error as StopRequested,
+    );
+    expect(stopped).toEqual(new StopRequested('SIGINT'));
+    expect(stopped?.leftBehind).toBeUndefined();
+    await lifecycle.closeAll();
+    expect(closed).toEqual(['kafka']);
+  });
+
+  it('lets a step left behind fail later without an unhandled rejection', async () => {
+    const lifecycle = new Lifecycle();
+    let fail: (error: Error) => void = () => undefined;
+    const joining = lifecycle.open(
+      'the Kafka pipeline',
+      () => new Promise<string>((_, reject) => (fail = reject)),
+      () => undefined,
+      { leaveBehindAfterMs: 10 },
+    );
+    lifecycle.requestStop('SIGTERM');
+    await expect(joining).rejects.toBeInstanceOf(StopRequested);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      fail(new Error('broker gone'));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
 });

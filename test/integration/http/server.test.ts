@@ -441,6 +441,46 @@ describe('a stop signal while the service is still starting', () => {
     expect(logs.join('')).not.toContain('start-up failed');
   });
 
+  it('exits 0 within its timeout when asked to stop while joining a Kafka broker that never answers', { timeout: 60_000 }, async () => {
+    // Accepts connections and never answers, as a broker behind a dropped route would; the first one is the join.
+    const silent = createServer(() => undefined);
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const { port } = silent.address() as AddressInfo;
+    const dataDir = await createTempDataDir();
+    try {
+      const child = spawn(process.execPath, [MAIN], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOST: '127.0.0.1',
+          PORT: '0',
+          RULES_DATA_DIR: dataDir.path,
+          KAFKA_BROKERS: `127.0.0.1:${port}`,
+          // Shorter than kafkajs's own 30 s request timeout: only leaving the join behind stops in time.
+          RULES_SHUTDOWN_TIMEOUT: '20s',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const logs: string[] = [];
+      const exit = once(child, 'exit');
+      child.stdout.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')));
+      child.stderr.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')));
+      await once(silent, 'connection');
+      const signalled = performance.now();
+      child.kill('SIGTERM');
+      const [code] = await exit;
+      expect(code, logs.join('')).toBe(0);
+      expect(performance.now() - signalled).toBeLessThan(20_000);
+      expect(logs.join('')).toContain('the Kafka pipeline was still starting when its wait ran out; stopping without it');
+      // The store was closed, not abandoned: its data directory opens again at once.
+      const store = await openStore({ dataDir: dataDir.path });
+      await store.close();
+    } finally {
+      silent.close();
+      await dataDir.remove();
+    }
+  });
+
   it('exits 0 as asked when the step in progress then fails (a database that never answers)', { timeout: 60_000 }, async () => {
     // Accepts connections and never answers, as a database behind a dropped route would.
     const silent = createServer(() => undefined);
