@@ -34,6 +34,8 @@ export class Lifecycle {
   readonly #opened: Opened[] = [];
   #signal: string | undefined;
   #starting: string | undefined;
+  /** Closes of steps left behind that opened after all: closeAll waits for them too. */
+  readonly #lateCloses = new Set<Promise<void>>();
   #stopRequested: () => void = () => undefined;
   readonly #stopped = new Promise<void>((resolve) => {
     this.#stopRequested = resolve;
@@ -60,8 +62,8 @@ export class Lifecycle {
   /**
    * Runs one start-up step and keeps how to close what it opened. A step cannot be interrupted half way, so a signal
    * that arrived meanwhile is acted on once it is done: StopRequested, with its result already registered for closing.
-   * A step with `leaveBehindAfterMs` is left behind when it is not done that long after the signal (closed, should it
-   * open after all, before the process exits).
+   * A step with `leaveBehindAfterMs` is left behind when it is not done that long after the signal; should it open
+   * after all, it is closed, and closeAll waits for that close.
    */
   async open<T>(
     name: string,
@@ -94,7 +96,16 @@ export class Lifecycle {
     if (inTime !== undefined) return inTime.opened;
     this.#starting = undefined;
     // Its failure no longer matters, and what it may still open is closed rather than left open.
-    starting.then(close).catch(() => undefined);
+    starting.then(
+      (opened) => {
+        const closing = Promise.resolve()
+          .then(() => close(opened))
+          .catch(() => undefined)
+          .finally(() => this.#lateCloses.delete(closing));
+        this.#lateCloses.add(closing);
+      },
+      () => undefined,
+    );
     throw new StopRequested(this.#signal as string, name);
   }
 
@@ -111,6 +122,8 @@ export class Lifecycle {
         failure ??= new Error(`closing ${next.name} failed`, { cause: error });
       }
     }
+    // A step left behind that opened meanwhile is closing too: the process must not exit under it.
+    await Promise.all(this.#lateCloses);
     if (failure !== undefined) throw failure;
   }
 }

@@ -251,7 +251,7 @@ async function start(config: Config, logger: Logger, lifecycle: Lifecycle, parts
         }),
       // The batch in hand finishes and commits.
       (opened: KafkaPipeline) => opened.stop(),
-      // Joining writes nothing: a broker that never answers must not hold a stop past its timeout.
+      // Starting it commits nothing: a broker that never answers must not hold a stop past its timeout.
       { leaveBehindAfterMs: Math.min(KAFKA_JOIN_WAIT_ON_STOP_MS, config.shutdownTimeoutMs / 3) },
     );
     readiness.kafka = () => pipeline.state().ready;

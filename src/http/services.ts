@@ -45,10 +45,17 @@ export function refuseWhileBacklogged(services: Pick<HttpServices, 'store' | 'co
   const { executions } = services.store;
   const underWay = services.bulkUnderWay.weight;
   if (executionBacklog(executions) + underWay < services.config.executionBacklogMax) return;
+  const waiting = `${executions.pendingCount()} waiting, ${executions.pendingBytes()} bytes`;
+  // Only the bulks under way pass the limit: the database keeps up, readiness stays up, and a retry soon will pass.
+  if (executionsKeepingUp(services)) {
+    throw new AppError(
+      'UNAVAILABLE',
+      `Bulk requests under way will record ${underWay} executions, which with those waiting to be written (${waiting}) pass RULES_EXECUTION_BACKLOG_MAX; try again shortly.`,
+    );
+  }
   throw new AppError(
     'UNAVAILABLE',
-    `Execution records are not being written (${executions.pendingCount()} waiting, ${executions.pendingBytes()} bytes` +
-      `${underWay > 0 ? `, ${underWay} more from bulk requests under way` : ''}; the database is behind or away); try again later.`,
+    `Execution records are not being written (${waiting}${underWay > 0 ? `, ${underWay} more from bulk requests under way` : ''}; the database is behind or away); try again later.`,
   );
 }
 

@@ -283,15 +283,22 @@ export class FactConsumer {
         'execution store is behind; consumption waits until it catches up',
       );
     };
-    if (!this.#waitingForStore) {
+    // Partitions wait together: one still waiting after another saw the store catch up starts a wait of its own.
+    const waiting = (): void => {
+      if (this.#waitingForStore) {
+        behind(this.#storeWaits.stillWaiting());
+        return;
+      }
       this.#waitingForStore = true;
       behind(this.#storeWaits.begin());
-    }
+    };
     // With no run under way, a backlog under half lets any run go: runs weigh at most a share of the other half.
-    while (isRunning() && !isStale() && !(backlog.pending() <= backlog.max / 2 && (fits() || this.#reserved === 0))) {
+    const mustWait = () => isRunning() && !isStale() && !(backlog.pending() <= backlog.max / 2 && (fits() || this.#reserved === 0));
+    waiting();
+    while (mustWait()) {
       await heartbeat();
       await sleep(BACKLOG_POLL_MS);
-      behind(this.#storeWaits.stillWaiting());
+      if (mustWait()) waiting();
     }
     if (this.#waitingForStore && backlog.pending() <= backlog.max / 2) {
       this.#waitingForStore = false;

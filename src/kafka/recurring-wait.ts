@@ -12,12 +12,14 @@ export class RecurringWait {
   readonly #quietMs: number;
   readonly #now: () => number;
   #lastLoggedAt = Number.NEGATIVE_INFINITY;
+  #waiting = false;
   #startedAt = 0;
   #logged = false;
   /** Waits since the last logged one that were not logged themselves. */
   #unlogged = 0;
 
-  constructor(quietMs = QUIET_MS, now: () => number = Date.now) {
+  /** `now` is monotonic milliseconds: a wall clock set back would keep waits quiet for as long. */
+  constructor(quietMs = QUIET_MS, now: () => number = () => performance.now()) {
     this.#quietMs = quietMs;
     this.#now = now;
   }
@@ -25,6 +27,7 @@ export class RecurringWait {
   /** A wait begins: undefined to stay quiet, else log it now, saying how many waits went unlogged since the last line. */
   begin(): number | undefined {
     const now = this.#now();
+    this.#waiting = true;
     this.#startedAt = now;
     this.#logged = now - this.#lastLoggedAt >= this.#quietMs;
     if (!this.#logged) {
@@ -34,19 +37,22 @@ export class RecurringWait {
     return this.#log(now);
   }
 
-  /** Called while the wait goes on: as begin(), once a quiet wait has lasted QUIET_MS. */
+  /** Called while the wait goes on: as begin(), once a quiet wait has lasted QUIET_MS; nothing once it ended. */
   stillWaiting(): number | undefined {
     const now = this.#now();
-    if (this.#logged || now - this.#startedAt < this.#quietMs) return undefined;
+    if (!this.#waiting || this.#logged || now - this.#startedAt < this.#quietMs) return undefined;
     this.#logged = true;
     // This wait is told now: it no longer counts among those that went unlogged.
     this.#unlogged -= 1;
     return this.#log(now);
   }
 
-  /** The wait ends: whether to log that, which is when its beginning was logged. */
+  /** The wait ends: whether to log that, which is when its beginning was logged (false when none is under way). */
   end(): boolean {
-    return this.#logged;
+    const logged = this.#waiting && this.#logged;
+    this.#waiting = false;
+    this.#logged = false;
+    return logged;
   }
 
   #log(now: number): number {

@@ -119,6 +119,27 @@ describe('Lifecycle', () => {
     expect(closed).toEqual(['store', 'kafka']);
   });
 
+  it('waits in closeAll for the close of a step left behind that opened meanwhile', async () => {
+    const lifecycle = new Lifecycle();
+    let finish: (opened: string) => void = () => undefined;
+    let closedLate = false;
+    const joining = lifecycle.open(
+      'the Kafka pipeline',
+      () => new Promise<string>((resolve) => (finish = resolve)),
+      async () => {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        closedLate = true;
+      },
+      { leaveBehindAfterMs: 10 },
+    );
+    lifecycle.requestStop('SIGTERM');
+    await expect(joining).rejects.toBeInstanceOf(StopRequested);
+    finish('kafka');
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await lifecycle.closeAll();
+    expect(closedLate).toBe(true);
+  });
+
   it('waits for such a step when it finishes in time after the stop, keeping it for closing', async () => {
     const lifecycle = new Lifecycle();
     const closed: string[] = [];

@@ -421,7 +421,7 @@ describe('evaluation over HTTP while execution records cannot be written', () =>
       expect(accepted * 600).toBeLessThanOrEqual(1_000 + 600);
       expect(refused[0]?.json()).toEqual({
         detail: expect.stringMatching(
-          /^Execution records are not being written \(\d+ waiting, \d+ bytes(, \d+ more from bulk requests under way)?; /,
+          /^(Execution records are not being written \(\d+ waiting, \d+ bytes(, \d+ more from bulk requests under way)?; |Bulk requests under way will record \d+ executions, which with those waiting to be written \(\d+ waiting, \d+ bytes\) pass RULES_EXECUTION_BACKLOG_MAX; try again shortly\.$)/,
         ),
         error_code: 'UNAVAILABLE',
       });

@@ -442,7 +442,7 @@ describe('a stop signal while the service is still starting', () => {
   });
 
   it('exits 0 within its timeout when asked to stop while joining a Kafka broker that never answers', { timeout: 60_000 }, async () => {
-    // Accepts connections and never answers, as a broker behind a dropped route would; the first one is the join.
+    // Accepts connections and never answers, as a broker behind a dropped route would; the first comes from the pipeline's start.
     const silent = createServer(() => undefined);
     silent.listen(0, '127.0.0.1');
     await once(silent, 'listening');

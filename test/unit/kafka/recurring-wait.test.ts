@@ -54,4 +54,18 @@ describe('RecurringWait', () => {
     expect(wait.stillWaiting()).toBeUndefined();
     expect(wait.end()).toBe(true);
   });
+  it('tells nothing more of a wait once it ended, however long after; a wait that begins then is judged afresh', () => {
+    const { wait, advance } = waitOnClock();
+    wait.begin();
+    wait.end();
+    advance(1_000);
+    expect(wait.begin()).toBeUndefined();
+    expect(wait.end()).toBe(false);
+    advance(120_000);
+    expect(wait.stillWaiting()).toBeUndefined();
+    expect(wait.end()).toBe(false);
+    expect(wait.begin()).toBe(1);
+    expect(wait.end()).toBe(true);
+    expect(wait.end()).toBe(false);
+  });
 });

@@ -73,8 +73,8 @@ export const evaluationRoutes: FastifyPluginAsync<RouteOptions> = async (app, { 
     async (request) => {
       refuseWhileBacklogged(services);
       const { facts, domain } = request.body;
-      // Each fact records one execution holding about its share of the body's bytes.
-      const weight = backlogWeight(facts.length, request.bodyJson?.length ?? 0);
+      // Each fact records one execution holding about its share of the body's bytes (UTF-8, as the backlog counts them).
+      const weight = backlogWeight(facts.length, request.bodyJson === null ? 0 : Buffer.byteLength(request.bodyJson));
       return { results: await withBulkUnderWay(services, weight, () => evaluator.bulk(facts, { domain })) };
     },
   );
