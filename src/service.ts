@@ -26,8 +26,8 @@ import { executionBacklog, openStore } from './store/index.ts';
 /** How often an instance on PostgreSQL checks whether another one changed the rules. */
 const RULE_REVISION_WATCH_MS = 1_000;
 
-/** Longest a stop during start-up waits for the Kafka pipeline to join (a third of RULES_SHUTDOWN_TIMEOUT when less). */
-const KAFKA_JOIN_WAIT_ON_STOP_MS = 5_000;
+/** Longest a stop during start-up waits for the Kafka pipeline to start (a third of RULES_SHUTDOWN_TIMEOUT when less). */
+const KAFKA_START_WAIT_ON_STOP_MS = 5_000;
 
 function readConfig(): Config {
   try {
@@ -252,7 +252,7 @@ async function start(config: Config, logger: Logger, lifecycle: Lifecycle, parts
       // The batch in hand finishes and commits.
       (opened: KafkaPipeline) => opened.stop(),
       // Starting it commits nothing: a broker that never answers must not hold a stop past its timeout.
-      { leaveBehindAfterMs: Math.min(KAFKA_JOIN_WAIT_ON_STOP_MS, config.shutdownTimeoutMs / 3) },
+      { leaveBehindAfterMs: Math.min(KAFKA_START_WAIT_ON_STOP_MS, config.shutdownTimeoutMs / 3) },
     );
     readiness.kafka = () => pipeline.state().ready;
     readinessDetails.kafka = () => pipeline.state();

@@ -43,11 +43,12 @@ export function executionsKeepingUp(services: Pick<HttpServices, 'store' | 'conf
  */
 export function refuseWhileBacklogged(services: Pick<HttpServices, 'store' | 'config' | 'bulkUnderWay'>): void {
   const { executions } = services.store;
+  const backlog = executionBacklog(executions);
   const underWay = services.bulkUnderWay.weight;
-  if (executionBacklog(executions) + underWay < services.config.executionBacklogMax) return;
+  if (backlog + underWay < services.config.executionBacklogMax) return;
   const waiting = `${executions.pendingCount()} waiting, ${executions.pendingBytes()} bytes`;
   // Only the bulks under way pass the limit: the database keeps up, readiness stays up, and a retry soon will pass.
-  if (executionsKeepingUp(services)) {
+  if (backlog < services.config.executionBacklogMax) {
     throw new AppError(
       'UNAVAILABLE',
       `Bulk requests under way will record ${underWay} executions, which with those waiting to be written (${waiting}) pass RULES_EXECUTION_BACKLOG_MAX; try again shortly.`,

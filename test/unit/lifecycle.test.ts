@@ -85,6 +85,7 @@ describe('Lifecycle', () => {
     await lifecycle.closeAll();
     expect(closed).toEqual([]);
   });
+
   it('leaves a step with leaveBehindAfterMs behind once it has not finished that long after a stop, closing it should it open later', async () => {
     const lifecycle = new Lifecycle();
     const closed: string[] = [];

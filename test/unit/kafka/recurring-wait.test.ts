@@ -54,6 +54,7 @@ describe('RecurringWait', () => {
     expect(wait.stillWaiting()).toBeUndefined();
     expect(wait.end()).toBe(true);
   });
+
   it('tells nothing more of a wait once it ended, however long after; a wait that begins then is judged afresh', () => {
     const { wait, advance } = waitOnClock();
     wait.begin();
